@@ -1,0 +1,631 @@
+//! Gomoku on boards up to 22x22 under the Gomocup rule sets, plus the PCN paper's 4T variant.
+//!
+//! The board is padded with five wall cells on every side, so line scans and the incremental
+//! key updates never bounds-check. Each play updates, for the four directions, the line keys
+//! of the ten cells within distance five and re-reads their [`Pattern`]s from the rule's
+//! table; undo does the same in reverse (keys are xor-updated, so the two are symmetric).
+
+pub mod pattern;
+pub mod renju;
+
+use std::fmt;
+
+use once_cell::sync::Lazy;
+
+pub use pattern::Pattern;
+use pattern::{table_index, FiveRule, BLACK, EMPTY, WALL, WHITE};
+
+use super::{gtp_vertex, parse_gtp_vertex, Color, Game, Move, MoveError, Outcome};
+use crate::util::Zobrist;
+
+/// Largest board side.
+pub const MAX_SIZE: usize = 22;
+/// Smallest board side.
+pub const MIN_SIZE: usize = 5;
+const PAD: usize = 5;
+const MAX_STRIDE: usize = MAX_SIZE + 2 * PAD;
+const NONE: u16 = u16::MAX;
+
+static ZOBRIST: Lazy<Zobrist> = Lazy::new(|| Zobrist::new(MAX_STRIDE * MAX_STRIDE));
+
+/// A Gomoku rule set.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Rule {
+    /// Five or more in a row wins (Gomocup rule 0).
+    Freestyle,
+    /// Exactly five wins; overlines do not (rule 1).
+    Exact,
+    /// Renju (rule 4): Black needs exactly five and may not make a double three, double four
+    /// or overline unless the move makes five; White wins with five or more.
+    Renju,
+    /// Caro with overlines (rule 8): five or more wins unless blocked by the opponent at both ends.
+    Caro,
+    /// Standard caro (rule 9): exactly five, not blocked at both ends.
+    CaroExact,
+    /// The PCN paper's "4T" knowledge rule on top of freestyle: a move that makes two or more
+    /// four-completion points wins at once; one completion point forces the reply there.
+    FourT,
+}
+
+impl Rule {
+    /// The rule for a Gomocup `INFO rule` bitmask (bit 2 "continuous" is the protocol's business).
+    pub fn from_gomocup(mask: i64) -> Option<Rule> {
+        if mask < 0 {
+            return None;
+        }
+        let m = mask & !2;
+        Some(match m {
+            0 => Rule::Freestyle,
+            1 => Rule::Exact,
+            8 => Rule::Caro,
+            9 => Rule::CaroExact,
+            m if m & 4 != 0 => Rule::Renju,
+            _ => return None,
+        })
+    }
+
+    /// Short stable name (`freestyle`, `exact`, `renju`, `caro`, `caro-exact`, `4t`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Rule::Freestyle => "freestyle",
+            Rule::Exact => "exact",
+            Rule::Renju => "renju",
+            Rule::Caro => "caro",
+            Rule::CaroExact => "caro-exact",
+            Rule::FourT => "4t",
+        }
+    }
+
+    /// Parses [`Rule::name`] output.
+    pub fn from_name(s: &str) -> Option<Rule> {
+        [
+            Rule::Freestyle,
+            Rule::Exact,
+            Rule::Renju,
+            Rule::Caro,
+            Rule::CaroExact,
+            Rule::FourT,
+        ]
+        .into_iter()
+        .find(|r| r.name().eq_ignore_ascii_case(s))
+    }
+
+    fn five_rule(self) -> FiveRule {
+        let (exact, caro) = match self {
+            Rule::Freestyle | Rule::FourT => ([false, false], false),
+            Rule::Exact => ([true, true], false),
+            Rule::Renju => ([true, false], false),
+            Rule::Caro => ([false, false], true),
+            Rule::CaroExact => ([true, true], true),
+        };
+        FiveRule {
+            exact,
+            caro,
+            narrow: !caro && exact == [false, false],
+        }
+    }
+}
+
+#[derive(Copy, Clone, Debug)]
+struct Entry {
+    /// Padded index of the stone.
+    cell: u16,
+    color: Color,
+    /// The move made a winning five (or, under 4T, two completion points).
+    won: bool,
+    /// 4T: the single point the opponent must play next, or NONE.
+    forced: u16,
+}
+
+/// A Gomoku position with incremental line patterns. See the module docs.
+#[derive(Clone)]
+pub struct Gomoku {
+    rule: Rule,
+    width: usize,
+    height: usize,
+    stride: usize,
+    narrow: bool,
+    table: &'static [u16],
+    cells: Vec<u8>,
+    keys: Vec<[u32; 4]>,
+    pats: Vec<[u16; 4]>,
+    hash: u64,
+    to_move: Color,
+    history: Vec<Entry>,
+}
+
+impl fmt::Debug for Gomoku {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "Gomoku {}x{} {} ({} to move)",
+            self.width,
+            self.height,
+            self.rule.name(),
+            self.to_move.letter()
+        )?;
+        for y in (0..self.height).rev() {
+            for x in 0..self.width {
+                let c = match self.cells[self.cell(x, y)] {
+                    BLACK => 'X',
+                    WHITE => 'O',
+                    _ => '.',
+                };
+                write!(f, "{c}")?;
+            }
+            writeln!(f)?;
+        }
+        Ok(())
+    }
+}
+
+/// Why a board could not be created.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("unsupported board size {0}x{1} (sides must be {MIN_SIZE}..={MAX_SIZE})")]
+pub struct SizeError(pub usize, pub usize);
+
+impl Gomoku {
+    /// An empty `width` x `height` board (each side 5..=22).
+    pub fn new(width: usize, height: usize, rule: Rule) -> Result<Gomoku, SizeError> {
+        if !(MIN_SIZE..=MAX_SIZE).contains(&width) || !(MIN_SIZE..=MAX_SIZE).contains(&height) {
+            return Err(SizeError(width, height));
+        }
+        let stride = width + 2 * PAD;
+        let rows = height + 2 * PAD;
+        let fr = rule.five_rule();
+        let mut g = Gomoku {
+            rule,
+            width,
+            height,
+            stride,
+            narrow: fr.narrow,
+            table: pattern::table(fr),
+            cells: vec![WALL; stride * rows],
+            keys: vec![[0; 4]; stride * rows],
+            pats: vec![[0; 4]; stride * rows],
+            hash: 0,
+            to_move: Color::Black,
+            history: Vec::with_capacity(width * height),
+        };
+        for y in 0..height {
+            for x in 0..width {
+                let c = g.cell(x, y);
+                g.cells[c] = EMPTY;
+            }
+        }
+        for y in 0..height {
+            for x in 0..width {
+                let c = g.cell(x, y);
+                for d in 0..4 {
+                    let delta = g.delta(d);
+                    let mut key = 0u32;
+                    for (s, off) in [-5isize, -4, -3, -2, -1, 1, 2, 3, 4, 5]
+                        .into_iter()
+                        .enumerate()
+                    {
+                        let q = (c as isize + off * delta) as usize;
+                        key |= (g.cells[q] as u32) << (2 * s);
+                    }
+                    g.keys[c][d] = key;
+                    g.pats[c][d] = g.table[table_index(key, g.narrow)];
+                }
+            }
+        }
+        Ok(g)
+    }
+
+    /// The rule set.
+    pub fn rule(&self) -> Rule {
+        self.rule
+    }
+
+    /// Padded index of point (x, y).
+    #[inline(always)]
+    fn cell(&self, x: usize, y: usize) -> usize {
+        (y + PAD) * self.stride + x + PAD
+    }
+
+    /// Padded index of an action.
+    #[inline(always)]
+    pub fn cell_of(&self, m: Move) -> usize {
+        let m = m as usize;
+        self.cell(m % self.width, m / self.width)
+    }
+
+    /// Action of a padded index.
+    #[inline(always)]
+    pub fn move_of(&self, cell: usize) -> Move {
+        let y = cell / self.stride - PAD;
+        let x = cell % self.stride - PAD;
+        (y * self.width + x) as Move
+    }
+
+    /// Padded-index step of direction `d` (0 horizontal, 1 vertical, 2 diagonal, 3 anti-diagonal).
+    #[inline(always)]
+    pub fn delta(&self, d: usize) -> isize {
+        match d {
+            0 => 1,
+            1 => self.stride as isize,
+            2 => self.stride as isize + 1,
+            _ => self.stride as isize - 1,
+        }
+    }
+
+    /// Contents of a padded cell: [`pattern::EMPTY`], `BLACK`, `WHITE` or `WALL`.
+    #[inline(always)]
+    pub fn cell_value(&self, cell: usize) -> u8 {
+        self.cells[cell]
+    }
+
+    /// The stone on a point, if any.
+    pub fn stone(&self, m: Move) -> Option<Color> {
+        match self.cells[self.cell_of(m)] {
+            BLACK => Some(Color::Black),
+            WHITE => Some(Color::White),
+            _ => None,
+        }
+    }
+
+    /// What `color` makes in direction `d` by playing the empty padded cell `cell`.
+    /// Meaningless for occupied cells.
+    #[inline(always)]
+    pub fn pattern(&self, cell: usize, color: Color, d: usize) -> Pattern {
+        Pattern::from_u8((self.pats[cell][d] >> (8 * color.index())) as u8)
+    }
+
+    /// The four direction patterns of `color` at `cell`.
+    #[inline(always)]
+    pub fn patterns(&self, cell: usize, color: Color) -> [Pattern; 4] {
+        let p = &self.pats[cell];
+        let s = 8 * color.index();
+        [
+            Pattern::from_u8((p[0] >> s) as u8),
+            Pattern::from_u8((p[1] >> s) as u8),
+            Pattern::from_u8((p[2] >> s) as u8),
+            Pattern::from_u8((p[3] >> s) as u8),
+        ]
+    }
+
+    /// The raw line key of `cell` in direction `d` (see [`pattern`]).
+    #[inline(always)]
+    pub fn line_key(&self, cell: usize, d: usize) -> u32 {
+        self.keys[cell][d]
+    }
+
+    /// Number of stones on the board.
+    pub fn stones(&self) -> usize {
+        self.history.len()
+    }
+
+    /// Padded cells of the stones in play order.
+    pub fn history_cells(&self) -> impl Iterator<Item = (usize, Color)> + '_ {
+        self.history.iter().map(|e| (e.cell as usize, e.color))
+    }
+
+    /// Range of padded indices that covers the whole board.
+    pub fn cell_range(&self) -> std::ops::Range<usize> {
+        self.cell(0, 0)..self.cell(self.width - 1, self.height - 1) + 1
+    }
+
+    /// Whether `color` playing the empty `cell` makes a winning five.
+    #[inline]
+    pub fn makes_five(&self, cell: usize, color: Color) -> bool {
+        let p = &self.pats[cell];
+        let s = 8 * color.index();
+        p.iter()
+            .any(|&v| (v >> s) as u8 & 0xFF == Pattern::F5 as u8)
+    }
+
+    /// Renju: whether Black may not play the empty `cell`. Always false under other rules.
+    pub fn is_forbidden(&self, cell: usize) -> bool {
+        self.rule == Rule::Renju && renju::is_forbidden(self, cell)
+    }
+
+    /// The point the side to move is forced to play under 4T, if any.
+    pub fn forced_point(&self) -> Option<Move> {
+        match self.history.last() {
+            Some(e) if e.forced != NONE && !e.won => Some(self.move_of(e.forced as usize)),
+            _ => None,
+        }
+    }
+
+    #[inline(always)]
+    fn update_lines(&mut self, cell: usize, v: u32) {
+        let narrow_reach = if self.narrow { 4 } else { 5 };
+        for d in 0..4 {
+            let delta = self.delta(d);
+            for k in 1..=5usize {
+                let fwd = (cell as isize + k as isize * delta) as usize;
+                let back = (cell as isize - k as isize * delta) as usize;
+                // `cell` sits at offset -k from `fwd` (slot 5-k) and +k from `back` (slot 4+k).
+                self.keys[fwd][d] ^= v << (2 * (5 - k));
+                self.keys[back][d] ^= v << (2 * (4 + k));
+                if k <= narrow_reach {
+                    self.pats[fwd][d] = self.table[table_index(self.keys[fwd][d], self.narrow)];
+                    self.pats[back][d] = self.table[table_index(self.keys[back][d], self.narrow)];
+                }
+            }
+        }
+    }
+
+    /// 4T completion points made by `color`'s stone at `cell` (at most a few; deduplicated).
+    fn completion_points(&self, cell: usize, color: Color) -> (usize, u16) {
+        let own = color.index() as u8 + 1;
+        let mut found = [0u16; 8];
+        let mut n = 0;
+        for d in 0..4 {
+            let delta = self.delta(d);
+            for start in -4isize..=0 {
+                let mut count = 0;
+                let mut empty = NONE;
+                let mut ok = true;
+                for i in start..start + 5 {
+                    let q = (cell as isize + i * delta) as usize;
+                    match self.cells[q] {
+                        v if v == own => count += 1,
+                        EMPTY => empty = q as u16,
+                        _ => {
+                            ok = false;
+                            break;
+                        }
+                    }
+                }
+                if ok && count == 4 && empty != NONE && !found[..n].contains(&empty) && n < 8 {
+                    found[n] = empty;
+                    n += 1;
+                }
+            }
+        }
+        (n, if n > 0 { found[0] } else { NONE })
+    }
+
+    /// Places a stone of `color` (setup: protocol BOARD, SGF), after which the other colour is
+    /// to move. Checks the point but not whose turn it is.
+    pub fn place(&mut self, m: Move, color: Color) -> Result<(), MoveError> {
+        if m as usize >= self.width * self.height {
+            return Err(MoveError::OffBoard);
+        }
+        if self.cells[self.cell_of(m)] != EMPTY {
+            return Err(MoveError::Occupied);
+        }
+        if self.to_move != color {
+            self.hash ^= ZOBRIST.side;
+            self.to_move = color;
+        }
+        self.play_unchecked(m);
+        Ok(())
+    }
+
+    /// Sets the side to move (e.g. a Gomocup BOARD where the brain's colour is known).
+    pub fn set_to_move(&mut self, color: Color) {
+        if self.to_move != color {
+            self.hash ^= ZOBRIST.side;
+            self.to_move = color;
+        }
+    }
+
+    /// Forbidden points for Black (renju), as actions.
+    pub fn forbidden_points(&self) -> Vec<Move> {
+        if self.rule != Rule::Renju {
+            return Vec::new();
+        }
+        self.cell_range()
+            .filter(|&c| self.cells[c] == EMPTY && self.is_forbidden(c))
+            .map(|c| self.move_of(c))
+            .collect()
+    }
+}
+
+impl Game for Gomoku {
+    fn name(&self) -> String {
+        format!("gomoku-{}", self.rule.name())
+    }
+    fn width(&self) -> usize {
+        self.width
+    }
+    fn height(&self) -> usize {
+        self.height
+    }
+    fn num_actions(&self) -> usize {
+        self.width * self.height
+    }
+    fn to_move(&self) -> Color {
+        self.to_move
+    }
+    fn ply(&self) -> usize {
+        self.history.len()
+    }
+    fn last_move(&self) -> Option<Move> {
+        self.history.last().map(|e| self.move_of(e.cell as usize))
+    }
+
+    fn legal_moves(&self, out: &mut Vec<Move>) {
+        out.clear();
+        if self.outcome().is_some() {
+            return;
+        }
+        if let Some(f) = self.forced_point() {
+            out.push(f);
+            return;
+        }
+        let renju_black = self.rule == Rule::Renju && self.to_move == Color::Black;
+        for y in 0..self.height {
+            let row = self.cell(0, y);
+            for x in 0..self.width {
+                let c = row + x;
+                if self.cells[c] == EMPTY && !(renju_black && renju::is_forbidden(self, c)) {
+                    out.push((y * self.width + x) as Move);
+                }
+            }
+        }
+    }
+
+    fn check_move(&self, m: Move) -> Result<(), MoveError> {
+        if m as usize >= self.width * self.height {
+            return Err(MoveError::OffBoard);
+        }
+        let c = self.cell_of(m);
+        if self.cells[c] != EMPTY {
+            return Err(MoveError::Occupied);
+        }
+        if self.outcome().is_some() {
+            return Err(MoveError::GameOver);
+        }
+        if let Some(f) = self.forced_point() {
+            if f != m {
+                return Err(MoveError::Illegal("the four must be blocked"));
+            }
+        }
+        if self.to_move == Color::Black && self.is_forbidden(c) {
+            return Err(MoveError::Forbidden);
+        }
+        Ok(())
+    }
+
+    #[inline]
+    fn play_unchecked(&mut self, m: Move) {
+        let cell = self.cell_of(m);
+        let color = self.to_move;
+        let (won, forced) = if self.rule == Rule::FourT {
+            self.cells[cell] = color.index() as u8 + 1;
+            let (n, f) = self.completion_points(cell, color);
+            self.cells[cell] = EMPTY;
+            (n >= 2, if n == 1 { f } else { NONE })
+        } else {
+            (self.makes_five(cell, color), NONE)
+        };
+        let v = color.index() as u32 + 1;
+        self.cells[cell] = v as u8;
+        self.update_lines(cell, v);
+        self.hash ^= ZOBRIST.key(cell, color.index()) ^ ZOBRIST.side;
+        self.to_move = color.opp();
+        self.history.push(Entry {
+            cell: cell as u16,
+            color,
+            won,
+            forced,
+        });
+    }
+
+    fn undo(&mut self) -> Option<Move> {
+        let e = self.history.pop()?;
+        let cell = e.cell as usize;
+        let v = e.color.index() as u32 + 1;
+        self.cells[cell] = EMPTY;
+        self.update_lines(cell, v);
+        self.hash ^= ZOBRIST.key(cell, e.color.index());
+        if self.to_move != e.color.opp() {
+            // A setup stone changed the side to move; restore the state before it.
+            self.hash ^= ZOBRIST.side;
+        }
+        self.hash ^= ZOBRIST.side;
+        self.to_move = e.color;
+        Some(self.move_of(cell))
+    }
+
+    fn outcome(&self) -> Option<Outcome> {
+        match self.history.last() {
+            Some(e) if e.won => Some(Outcome::Win(e.color)),
+            _ if self.history.len() == self.width * self.height => Some(Outcome::Draw),
+            _ => None,
+        }
+    }
+
+    fn hash(&self) -> u64 {
+        self.hash
+    }
+
+    fn move_to_gtp(&self, m: Move) -> String {
+        let m = m as usize;
+        gtp_vertex(m % self.width, m / self.width)
+    }
+
+    fn parse_gtp(&self, s: &str) -> Result<Move, MoveError> {
+        let (x, y) = parse_gtp_vertex(s, self.width, self.height)?;
+        Ok((y * self.width + x) as Move)
+    }
+
+    fn input_planes(&self) -> usize {
+        4
+    }
+
+    /// PCN Gomoku encoding: own stones, opponent stones, Black-to-move, White-to-move.
+    fn encode_input(&self, out: &mut [f32]) {
+        let n = self.width * self.height;
+        out[..4 * n].fill(0.0);
+        let own = self.to_move.index() as u8 + 1;
+        for a in 0..n {
+            match self.cells[self.cell_of(a as Move)] {
+                EMPTY => {}
+                v if v == own => out[a] = 1.0,
+                _ => out[n + a] = 1.0,
+            }
+        }
+        let plane = 2 + self.to_move.index();
+        out[plane * n..(plane + 1) * n].fill(1.0);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn mv(g: &Gomoku, s: &str) -> Move {
+        g.parse_gtp(s).expect("vertex")
+    }
+
+    #[test]
+    fn five_wins_and_undo_restores() {
+        let mut g = Gomoku::new(15, 15, Rule::Freestyle).unwrap();
+        let fresh = g.clone();
+        for s in ["H8", "A1", "J8", "A2", "K8", "A3", "L8", "A4"] {
+            g.play(mv(&g, s)).unwrap();
+        }
+        assert_eq!(g.outcome(), None);
+        g.play(mv(&g, "G8")).unwrap();
+        assert_eq!(g.outcome(), Some(Outcome::Win(Color::Black)));
+        assert_eq!(g.play(mv(&g, "B1")), Err(MoveError::GameOver));
+        while g.undo().is_some() {}
+        assert_eq!(g.hash(), fresh.hash());
+        for c in g.cell_range() {
+            if g.cells[c] != WALL {
+                assert_eq!(g.keys[c], fresh.keys[c]);
+                assert_eq!(g.pats[c], fresh.pats[c]);
+            }
+        }
+    }
+
+    #[test]
+    fn overline_under_exact() {
+        let mut g = Gomoku::new(15, 15, Rule::Exact).unwrap();
+        for s in ["A8", "A1", "B8", "A2", "C8", "A3", "E8", "A4", "F8", "O15"] {
+            g.play(mv(&g, s)).unwrap();
+        }
+        g.play(mv(&g, "D8")).unwrap();
+        assert_eq!(
+            g.outcome(),
+            None,
+            "six in a row does not win under exact five"
+        );
+    }
+
+    #[test]
+    fn four_t_forces_block() {
+        let mut g = Gomoku::new(15, 15, Rule::FourT).unwrap();
+        for s in ["H8", "A1", "J8", "A2", "K8", "O15"] {
+            g.play(mv(&g, s)).unwrap();
+        }
+        g.play(mv(&g, "G8")).unwrap(); // open four: two completion points -> win at once
+        assert_eq!(g.outcome(), Some(Outcome::Win(Color::Black)));
+        g.undo();
+        g.undo();
+        g.play(mv(&g, "G8")).unwrap(); // White blocks one end instead
+        g.play(mv(&g, "L8")).unwrap(); // H8..L8: one completion point (M8)
+        assert_eq!(g.outcome(), None);
+        assert_eq!(g.forced_point(), Some(mv(&g, "M8")));
+        assert!(matches!(g.play(mv(&g, "A3")), Err(MoveError::Illegal(_))));
+        let mut legal = Vec::new();
+        g.legal_moves(&mut legal);
+        assert_eq!(legal, vec![mv(&g, "M8")]);
+    }
+}

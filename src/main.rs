@@ -1,0 +1,4 @@
+//! The `pcn` binary: see `pcn --help`.
+fn main() {
+    std::process::exit(pcn::cli::main());
+}

@@ -1,0 +1,146 @@
+//! Search: the players and (later) solvers. Searches never print; they report typed
+//! [`SearchEvent`]s to a callback and return a [`SearchResult`].
+
+pub mod greedy;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use crate::game::{Color, Game, Move};
+
+/// Limits of one search. `None` means unlimited; a search also stops when its stop flag is set.
+#[derive(Clone, Debug, Default)]
+pub struct Limits {
+    /// Time budget, counted from the search's start.
+    pub time: Option<Duration>,
+    /// Node budget.
+    pub nodes: Option<u64>,
+    /// Depth limit (plies), where the algorithm has a notion of depth.
+    pub depth: Option<u32>,
+}
+
+impl Limits {
+    /// Limits with only a node budget (deterministic runs, tests, bench).
+    pub fn nodes(n: u64) -> Limits {
+        Limits {
+            nodes: Some(n),
+            ..Limits::default()
+        }
+    }
+
+    /// Limits with only a time budget.
+    pub fn time(t: Duration) -> Limits {
+        Limits {
+            time: Some(t),
+            ..Limits::default()
+        }
+    }
+}
+
+/// Tracks a search's budget: deadline, node count and the external stop flag.
+#[derive(Debug)]
+pub struct Budget<'a> {
+    start: Instant,
+    deadline: Option<Instant>,
+    max_nodes: u64,
+    stop: &'a AtomicBool,
+    /// Nodes visited so far.
+    pub nodes: u64,
+}
+
+impl<'a> Budget<'a> {
+    /// A budget for `limits` starting now.
+    pub fn new(limits: &Limits, stop: &'a AtomicBool) -> Self {
+        let start = Instant::now();
+        Budget {
+            start,
+            deadline: limits.time.map(|t| start + t),
+            max_nodes: limits.nodes.unwrap_or(u64::MAX),
+            stop,
+            nodes: 0,
+        }
+    }
+
+    /// Whether the search must stop now. Cheap enough to call at every node: the clock is
+    /// read only every 256 nodes.
+    #[inline]
+    pub fn exhausted(&self) -> bool {
+        if self.nodes >= self.max_nodes || self.stop.load(Ordering::Relaxed) {
+            return true;
+        }
+        match self.deadline {
+            Some(d) if self.nodes & 255 == 0 => Instant::now() >= d,
+            _ => false,
+        }
+    }
+
+    /// Like [`Budget::exhausted`] but always reads the clock (between iterations).
+    pub fn exhausted_now(&self) -> bool {
+        self.nodes >= self.max_nodes
+            || self.stop.load(Ordering::Relaxed)
+            || self.deadline.is_some_and(|d| Instant::now() >= d)
+    }
+
+    /// Time since the search started.
+    pub fn elapsed(&self) -> Duration {
+        self.start.elapsed()
+    }
+}
+
+/// Progress reports from a search, rendered by the front ends.
+#[derive(Clone, Debug, PartialEq)]
+pub enum SearchEvent {
+    /// Periodic progress.
+    Info {
+        /// Completed depth (or iteration).
+        depth: u32,
+        /// Nodes so far.
+        nodes: u64,
+        /// Score from the side to move's view (centi-units; large = winning).
+        score: i32,
+        /// Principal variation, best move first.
+        pv: Vec<Move>,
+        /// Time since the search started.
+        elapsed: Duration,
+    },
+    /// The search proved the game-theoretic result.
+    Proven {
+        /// The winner (`None`: proven draw).
+        winner: Option<Color>,
+        /// The winning line from the root, if known.
+        line: Vec<Move>,
+    },
+}
+
+/// What a search returns.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SearchResult {
+    /// The move to play (`None` only when the position has no legal move).
+    pub best: Option<Move>,
+    /// Score from the side to move's view.
+    pub score: i32,
+    /// `Some(winner)` when the result is proven (`Some(None)`: proven draw).
+    pub proven: Option<Option<Color>>,
+    /// Nodes searched.
+    pub nodes: u64,
+    /// Principal variation.
+    pub pv: Vec<Move>,
+}
+
+/// A player or solver for game `G`, chosen by name. Implementations own their tables.
+pub trait Searcher<G: Game>: Send {
+    /// The registry name.
+    fn name(&self) -> &'static str;
+    /// Searches `game` (which it must leave unchanged) within `limits`, until `stop` is set.
+    fn search(
+        &mut self,
+        game: &G,
+        limits: &Limits,
+        stop: &AtomicBool,
+        on_event: &mut dyn FnMut(&SearchEvent),
+    ) -> SearchResult;
+    /// Forgets everything learned (new game, hash clear).
+    fn clear(&mut self) {}
+    /// Caps the memory of the searcher's tables, in bytes (0 = default).
+    fn set_memory(&mut self, _bytes: usize) {}
+}

@@ -1,0 +1,63 @@
+//! Small shared helpers: a deterministic PRNG and Zobrist key tables.
+
+/// SplitMix64: a tiny, fast, deterministic PRNG. Used for Zobrist keys and
+/// for every random choice the engine makes, so a fixed seed reproduces runs.
+#[derive(Clone, Debug)]
+pub struct Rng(u64);
+
+impl Rng {
+    /// A generator started from `seed`.
+    pub fn new(seed: u64) -> Self {
+        Rng(seed)
+    }
+
+    /// The next 64 random bits.
+    #[inline]
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// A uniform integer in `0..n` (`n > 0`); Lemire's multiply-shift.
+    #[inline]
+    pub fn below(&mut self, n: usize) -> usize {
+        ((self.next_u64() >> 32).wrapping_mul(n as u64) >> 32) as usize
+    }
+
+    /// A uniform float in `[0, 1)`.
+    #[inline]
+    pub fn unit(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+    }
+}
+
+/// Zobrist keys for `points` points and two colours, plus a side-to-move key.
+#[derive(Clone, Debug)]
+pub struct Zobrist {
+    keys: Vec<[u64; 2]>,
+    /// Xored in when White is to move.
+    pub side: u64,
+}
+
+impl Zobrist {
+    /// Keys for `points` points; the same `points` always gives the same keys.
+    pub fn new(points: usize) -> Self {
+        let mut rng = Rng::new(0x5EED_0F_2026 ^ points as u64);
+        let keys = (0..points)
+            .map(|_| [rng.next_u64(), rng.next_u64()])
+            .collect();
+        Zobrist {
+            keys,
+            side: rng.next_u64(),
+        }
+    }
+
+    /// The key of a stone of colour index `color` (0 black, 1 white) on `point`.
+    #[inline]
+    pub fn key(&self, point: usize, color: usize) -> u64 {
+        self.keys[point][color]
+    }
+}
