@@ -1,0 +1,119 @@
+//! The PCN engine's own Killall-Go rules vectors (`../shared/pcn/rules_golden/`): replay every
+//! random continuation from the problem SGF (read with our SGF reader) and compare, at every
+//! ply, the sorted legal action list and the terminal flag, then the winner.
+
+use std::path::PathBuf;
+
+use pcn::game::killallgo::KillallGo;
+use pcn::game::{Color, Game, Move, Outcome};
+use pcn::sgf::{self, GameTree};
+use serde::Deserialize;
+
+#[derive(Deserialize)]
+struct Golden {
+    games: Vec<GoldenGame>,
+}
+
+#[derive(Deserialize)]
+struct GoldenGame {
+    sgf: String,
+    moves: Vec<u16>,
+    legal_per_ply: Vec<Vec<u16>>,
+    terminal_per_ply: Vec<bool>,
+    winner: Option<String>,
+}
+
+fn shared() -> Option<PathBuf> {
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared");
+    p.join("pcn/rules_golden/killallgo_random_playouts.json")
+        .exists()
+        .then_some(p)
+}
+
+fn load(shared: &PathBuf, rel: &str) -> KillallGo {
+    let text = std::fs::read_to_string(shared.join(rel)).expect("problem file readable");
+    let tree = GameTree::parse(&text).expect("problem SGF parses");
+    sgf::to_killallgo(&tree).expect("problem replays legally")
+}
+
+#[test]
+fn killallgo_rules_match_the_pcn_engine() {
+    let Some(shared) = shared() else {
+        eprintln!("SKIP: ../shared/pcn/rules_golden is absent");
+        return;
+    };
+    let text = std::fs::read_to_string(shared.join("pcn/rules_golden/killallgo_random_playouts.json"))
+        .expect("golden file readable");
+    let golden: Golden = serde_json::from_str(&text).expect("golden JSON");
+    let mut plies = 0;
+    let mut failures = Vec::new();
+    let mut legal: Vec<Move> = Vec::new();
+    for gg in &golden.games {
+        let mut g = load(&shared, &gg.sgf);
+        assert_eq!(g.to_move(), Color::White, "{}: problems are White to move", gg.sgf);
+        for (i, want) in gg.legal_per_ply.iter().enumerate() {
+            g.rule_legal_actions(&mut legal);
+            legal.sort_unstable();
+            if &legal != want {
+                failures.push(format!("{} ply +{i}: legal {legal:?} want {want:?}", gg.sgf));
+                break;
+            }
+            if g.outcome().is_some() != gg.terminal_per_ply[i] {
+                failures.push(format!(
+                    "{} ply +{i}: terminal {:?} want {}",
+                    gg.sgf,
+                    g.outcome(),
+                    gg.terminal_per_ply[i]
+                ));
+                break;
+            }
+            plies += 1;
+            if let Some(&m) = gg.moves.get(i) {
+                g.play(m).expect("golden move legal");
+            }
+        }
+        let want = match gg.winner.as_deref() {
+            Some("B") => Some(Outcome::Win(Color::Black)),
+            Some("W") => Some(Outcome::Win(Color::White)),
+            _ => None,
+        };
+        if g.ply() == 0 || g.outcome() != want {
+            failures.push(format!("{}: outcome {:?} want {want:?}", gg.sgf, g.outcome()));
+        }
+    }
+    eprintln!(
+        "killallgo golden: {} games, {plies} positions compared, {} failures",
+        golden.games.len(),
+        failures.len()
+    );
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert_eq!(golden.games.len(), 41);
+}
+
+#[test]
+fn undo_restores_every_golden_position() {
+    let Some(shared) = shared() else {
+        eprintln!("SKIP: ../shared/pcn/rules_golden is absent");
+        return;
+    };
+    let text = std::fs::read_to_string(shared.join("pcn/rules_golden/killallgo_random_playouts.json"))
+        .expect("golden file readable");
+    let golden: Golden = serde_json::from_str(&text).expect("golden JSON");
+    let mut legal = Vec::new();
+    for gg in golden.games.iter().take(12) {
+        let mut g = load(&shared, &gg.sgf);
+        let mut hashes = Vec::new();
+        for &m in &gg.moves {
+            hashes.push(g.hash());
+            g.play(m).expect("golden move legal");
+        }
+        for (i, h) in hashes.iter().enumerate().rev() {
+            g.undo();
+            assert_eq!(g.hash(), *h, "{} undo to +{i}", gg.sgf);
+            assert!(g.board().validate().is_ok());
+            g.rule_legal_actions(&mut legal);
+            legal.sort_unstable();
+            assert_eq!(&legal, &gg.legal_per_ply[i], "{} undo to +{i}", gg.sgf);
+        }
+    }
+}
