@@ -216,6 +216,18 @@ impl GameTree {
         Ok(trees.swap_remove(0))
     }
 
+    /// Reads the first game tree from raw bytes; invalid UTF-8 (files in another `CA`
+    /// charset) is replaced rather than rejected, since the properties the engine reads are
+    /// ASCII.
+    pub fn parse_bytes(bytes: &[u8]) -> Result<GameTree, SgfError> {
+        GameTree::parse(&String::from_utf8_lossy(bytes))
+    }
+
+    /// Reads every game tree of a collection.
+    pub fn parse_collection(text: &str) -> Result<Vec<GameTree>, SgfError> {
+        parse::parse_collection(text)
+    }
+
     /// Writes this tree as SGF text.
     pub fn to_sgf(&self) -> String {
         write::write_tree_string(self)

@@ -72,10 +72,30 @@ fn node(i: &str) -> Res<'_, Node> {
     Ok((i, Node { props }))
 }
 
-fn game_tree(i: &str) -> Res<'_, GameTree> {
+/// Deepest nesting of variations accepted; deeper input is refused instead of risking the
+/// stack (the parser recurses once per level).
+pub const MAX_DEPTH: usize = 1000;
+
+fn game_tree(i: &str, depth: usize) -> Res<'_, GameTree> {
     let (i, _) = preceded(ws, char('(')).parse(i)?;
-    let (i, nodes) = many1(node).parse(i)?;
-    let (i, variations) = many0(game_tree).parse(i)?;
+    if depth >= MAX_DEPTH {
+        return Err(nom::Err::Failure(nom::error::Error::new(
+            i,
+            nom::error::ErrorKind::TooLarge,
+        )));
+    }
+    let (mut i, nodes) = many1(node).parse(i)?;
+    let mut variations = Vec::new();
+    loop {
+        match game_tree(i, depth + 1) {
+            Ok((rest, t)) => {
+                variations.push(t);
+                i = rest;
+            }
+            Err(nom::Err::Error(_)) => break,
+            Err(e) => return Err(e),
+        }
+    }
     let (i, _) = preceded(ws, char(')')).parse(i)?;
     Ok((i, GameTree { nodes, variations }))
 }
@@ -124,15 +144,19 @@ pub fn parse_collection(text: &str) -> Result<Vec<GameTree>, SgfError> {
         if after_ws.is_empty() {
             break;
         }
-        match game_tree(after_ws) {
+        match game_tree(after_ws, 0) {
             Ok((r, t)) => {
                 trees.push(t);
                 rest = r;
             }
             Err(nom::Err::Error(e)) | Err(nom::Err::Failure(e)) => {
-                // Report the deepest position nom reached.
                 let at = e.input;
-                return Err(syntax_error(body, at, expected_at(at)));
+                let msg = if e.code == nom::error::ErrorKind::TooLarge {
+                    "variations nested too deeply"
+                } else {
+                    expected_at(at)
+                };
+                return Err(syntax_error(body, at, msg));
             }
             Err(nom::Err::Incomplete(_)) => {
                 return Err(syntax_error(body, "", "unexpected end of input"));
