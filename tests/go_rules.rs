@@ -234,7 +234,8 @@ fn capture_suicide_and_simple_ko() {
     assert!(!legal.contains(&c3));
     g.play(g.parse_gtp("A5").unwrap()).unwrap();
     g.play(g.parse_gtp("E5").unwrap()).unwrap();
-    g.play(c3).expect("ko threat answered elsewhere: the retake is legal now");
+    g.play(c3)
+        .expect("ko threat answered elsewhere: the retake is legal now");
     assert_eq!(g.board().last_captures(), 1);
     // Superko rules forbid the retake as well, and undo restores the position exactly.
     let mut g = go_from(
@@ -253,7 +254,11 @@ fn capture_suicide_and_simple_ko() {
 #[test]
 fn two_passes_end_with_area_score() {
     let mut g = go_from(3, KoRule::Simple, &["B2", "pass", "pass"]);
-    assert_eq!(g.outcome(), Some(Outcome::Win(Color::Black)), "9 points vs komi 7.5");
+    assert_eq!(
+        g.outcome(),
+        Some(Outcome::Win(Color::Black)),
+        "9 points vs komi 7.5"
+    );
     let mut legal = Vec::new();
     g.legal_moves(&mut legal);
     assert!(legal.is_empty());
@@ -418,7 +423,10 @@ fn killallgo_double_pass_verdicts() {
     assert_eq!(g.outcome(), Some(Outcome::Win(Color::Black)));
     // 7x7: two free Black stones with White's forced pass between; then White must play.
     let mut g = KillallGo::new(Variant::Seven);
-    assert!(g.check_move(g.pass_move()).is_err(), "Black may not pass in the opening");
+    assert!(
+        g.check_move(g.pass_move()).is_err(),
+        "Black may not pass in the opening"
+    );
     kg_play(&mut g, "C3");
     g.legal_moves(&mut legal);
     assert_eq!(legal, vec![g.pass_move()]);
@@ -428,13 +436,21 @@ fn killallgo_double_pass_verdicts() {
     kg_play(&mut g, "D4");
     kg_play(&mut g, "pass");
     kg_play(&mut g, "pass");
-    assert_eq!(g.outcome(), Some(Outcome::Win(Color::White)), "a White stone remains");
+    assert_eq!(
+        g.outcome(),
+        Some(Outcome::Win(Color::White)),
+        "a White stone remains"
+    );
     g.undo();
     g.undo();
     g.undo();
     kg_play(&mut g, "pass");
     kg_play(&mut g, "pass");
-    assert_eq!(g.outcome(), Some(Outcome::Win(Color::Black)), "no White stone");
+    assert_eq!(
+        g.outcome(),
+        Some(Outcome::Win(Color::Black)),
+        "no White stone"
+    );
     // Setup path for 7x7: two Black stones back to back.
     let mut h = KillallGo::new(Variant::Seven);
     h.place(h.parse_gtp("C3").unwrap(), Color::Black).unwrap();
@@ -485,6 +501,9 @@ fn playout_speed_reports_moves() {
         assert!(g.outcome().is_some());
         assert!(g.board().validate().is_ok());
         while g.undo().is_some() {}
-        assert_eq!(g.board().stone_count(Color::Black) + g.board().stone_count(Color::White), 0);
+        assert_eq!(
+            g.board().stone_count(Color::Black) + g.board().stone_count(Color::White),
+            0
+        );
     }
 }

@@ -2,7 +2,7 @@
 //! random continuation from the problem SGF (read with our SGF reader) and compare, at every
 //! ply, the sorted legal action list and the terminal flag, then the winner.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use pcn::game::killallgo::KillallGo;
 use pcn::game::{Color, Game, Move, Outcome};
@@ -30,7 +30,7 @@ fn shared() -> Option<PathBuf> {
         .then_some(p)
 }
 
-fn load(shared: &PathBuf, rel: &str) -> KillallGo {
+fn load(shared: &Path, rel: &str) -> KillallGo {
     let text = std::fs::read_to_string(shared.join(rel)).expect("problem file readable");
     let tree = GameTree::parse(&text).expect("problem SGF parses");
     sgf::to_killallgo(&tree).expect("problem replays legally")
@@ -42,20 +42,29 @@ fn killallgo_rules_match_the_pcn_engine() {
         eprintln!("SKIP: ../shared/pcn/rules_golden is absent");
         return;
     };
-    let text = std::fs::read_to_string(shared.join("pcn/rules_golden/killallgo_random_playouts.json"))
-        .expect("golden file readable");
+    let text =
+        std::fs::read_to_string(shared.join("pcn/rules_golden/killallgo_random_playouts.json"))
+            .expect("golden file readable");
     let golden: Golden = serde_json::from_str(&text).expect("golden JSON");
     let mut plies = 0;
     let mut failures = Vec::new();
     let mut legal: Vec<Move> = Vec::new();
     for gg in &golden.games {
         let mut g = load(&shared, &gg.sgf);
-        assert_eq!(g.to_move(), Color::White, "{}: problems are White to move", gg.sgf);
+        assert_eq!(
+            g.to_move(),
+            Color::White,
+            "{}: problems are White to move",
+            gg.sgf
+        );
         for (i, want) in gg.legal_per_ply.iter().enumerate() {
             g.rule_legal_actions(&mut legal);
             legal.sort_unstable();
             if &legal != want {
-                failures.push(format!("{} ply +{i}: legal {legal:?} want {want:?}", gg.sgf));
+                failures.push(format!(
+                    "{} ply +{i}: legal {legal:?} want {want:?}",
+                    gg.sgf
+                ));
                 break;
             }
             if g.outcome().is_some() != gg.terminal_per_ply[i] {
@@ -78,7 +87,11 @@ fn killallgo_rules_match_the_pcn_engine() {
             _ => None,
         };
         if g.ply() == 0 || g.outcome() != want {
-            failures.push(format!("{}: outcome {:?} want {want:?}", gg.sgf, g.outcome()));
+            failures.push(format!(
+                "{}: outcome {:?} want {want:?}",
+                gg.sgf,
+                g.outcome()
+            ));
         }
     }
     eprintln!(
@@ -96,8 +109,9 @@ fn undo_restores_every_golden_position() {
         eprintln!("SKIP: ../shared/pcn/rules_golden is absent");
         return;
     };
-    let text = std::fs::read_to_string(shared.join("pcn/rules_golden/killallgo_random_playouts.json"))
-        .expect("golden file readable");
+    let text =
+        std::fs::read_to_string(shared.join("pcn/rules_golden/killallgo_random_playouts.json"))
+            .expect("golden file readable");
     let golden: Golden = serde_json::from_str(&text).expect("golden JSON");
     let mut legal = Vec::new();
     for gg in golden.games.iter().take(12) {

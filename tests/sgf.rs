@@ -10,7 +10,8 @@ use pcn::game::{Color, Game};
 use pcn::sgf::{self, GameTree, SgfError};
 use pcn::util::Rng;
 
-const SAMPLE: &str = "(;FF[4]GM[1]SZ[9]KM[6.5]RE[W+R]PL[B]XY[keep \\] me]C[multi\\\nline \\\\ \\] done]\n\
+const SAMPLE: &str =
+    "(;FF[4]GM[1]SZ[9]KM[6.5]RE[W+R]PL[B]XY[keep \\] me]C[multi\\\nline \\\\ \\] done]\n\
 ;B[cc]C[first];W[]\n(;B[gc];W[tt])\n(;B[ee]AB[aa:bb]))";
 
 fn problems() -> Option<PathBuf> {
@@ -26,8 +27,16 @@ fn properties_escapes_and_variations() {
     assert_eq!(t.komi().unwrap(), Some(6.5));
     assert_eq!(t.result(), Some("W+R"));
     assert_eq!(t.player().unwrap(), Some(Color::Black));
-    assert_eq!(t.comment(), Some("multiline \\ ] done"), "soft break and escapes");
-    assert_eq!(t.root().unwrap().value("XY"), Some("keep ] me"), "unknown property kept");
+    assert_eq!(
+        t.comment(),
+        Some("multiline \\ ] done"),
+        "soft break and escapes"
+    );
+    assert_eq!(
+        t.root().unwrap().value("XY"),
+        Some("keep ] me"),
+        "unknown property kept"
+    );
     assert_eq!(t.variations.len(), 2);
     let moves = t.main_line_moves().unwrap();
     assert_eq!(moves.len(), 4);
@@ -115,7 +124,10 @@ fn malformed_input_gives_positioned_errors() {
     // Error positions name the right line.
     let r = GameTree::parse("(;GM[1]\n;B[aa]\n;W[bb] ?? )");
     assert_eq!(is_syntax(&r).map(|p| p.1), Some(3), "{r:?}");
-    for bad in ["", "   ", "garbage", ")(", "(;", "(;B[aa]", "(;B[aa)", "(B[aa])", "(;[aa])", "(;B)", "((;))"] {
+    for bad in [
+        "", "   ", "garbage", ")(", "(;", "(;B[aa]", "(;B[aa)", "(B[aa])", "(;[aa])", "(;B)",
+        "((;))",
+    ] {
         assert!(is_syntax(&GameTree::parse(bad)).is_some(), "{bad:?}");
     }
     // Deep nesting is refused with an error, not a stack overflow; moderate nesting is fine.
@@ -126,7 +138,10 @@ fn malformed_input_gives_positioned_errors() {
     assert_eq!(GameTree::parse(&t.to_sgf()).unwrap(), t);
     // Well-formed but bad values are typed errors too.
     let t = GameTree::parse("(;SZ[9];B[zz])").unwrap();
-    assert!(matches!(t.main_line_moves(), Err(SgfError::BadValue { .. })));
+    assert!(matches!(
+        t.main_line_moves(),
+        Err(SgfError::BadValue { .. })
+    ));
     let t = GameTree::parse("(;SZ[x])").unwrap();
     assert!(matches!(t.size(), Err(SgfError::BadValue { .. })));
     let t = GameTree::parse("(;GM[1]SZ[9];B[aa];B[aa])").unwrap();
@@ -215,13 +230,21 @@ fn every_problem_file_reads_replays_and_round_trips() {
                 for rule in [Rule::Freestyle, Rule::FourT] {
                     let g = sgf::to_gomoku(&t, rule).unwrap_or_else(|e| panic!("{path:?}: {e}"));
                     assert_eq!(g.ply(), moves);
-                    assert_eq!(g.to_move(), Color::Black, "Gomoku problems are Black to move");
+                    assert_eq!(
+                        g.to_move(),
+                        Color::Black,
+                        "Gomoku problems are Black to move"
+                    );
                     assert!(g.outcome().is_none());
                 }
             } else {
                 let g = sgf::to_killallgo(&t).unwrap_or_else(|e| panic!("{path:?}: {e}"));
                 assert_eq!(g.ply(), moves);
-                assert_eq!(g.to_move(), Color::White, "Killall-Go problems are White to move");
+                assert_eq!(
+                    g.to_move(),
+                    Color::White,
+                    "Killall-Go problems are White to move"
+                );
                 assert!(g.outcome().is_none());
             }
             count += 1;

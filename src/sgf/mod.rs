@@ -87,7 +87,9 @@ impl Node {
     }
     /// The first value of a property.
     pub fn value(&self, id: &str) -> Option<&str> {
-        self.get(id).and_then(|p| p.values.first()).map(|s| s.as_str())
+        self.get(id)
+            .and_then(|p| p.values.first())
+            .map(|s| s.as_str())
     }
     /// Sets (replaces) a property.
     pub fn set(&mut self, id: &str, values: Vec<String>) {
@@ -116,6 +118,9 @@ pub struct GameTree {
     /// Alternative continuations after the last node.
     pub variations: Vec<GameTree>,
 }
+
+/// A setup stone: colour and (x, y).
+pub type SetupStone = (Color, (usize, usize));
 
 /// A move of the main line: colour and point (`None` = pass), in our coordinates.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -360,7 +365,7 @@ impl GameTree {
     }
 
     /// Setup stones of the root (`AB`, `AW`; `AE` removes), as (colour, point) in file order.
-    pub fn setup_stones(&self) -> Result<Vec<(Color, (usize, usize))>, SgfError> {
+    pub fn setup_stones(&self) -> Result<Vec<SetupStone>, SgfError> {
         let (w, h) = self.size()?;
         let mut out: Vec<(Color, (usize, usize))> = Vec::new();
         let Some(root) = self.root() else {

@@ -102,9 +102,10 @@ pub fn alive_blocks(board: &Board, color: Color) -> Vec<usize> {
             || reg.empties.iter().all(|&e| {
                 // Every block touching the region must touch this empty point.
                 reg.blocks.iter().all(|&b| {
-                    board.neighbours(e).into_iter().any(|q| {
-                        board.cell_value(q) == own && block_of[board.chain_id(q)] == b
-                    })
+                    board
+                        .neighbours(e)
+                        .into_iter()
+                        .any(|q| board.cell_value(q) == own && block_of[board.chain_id(q)] == b)
                 })
             });
     }
@@ -117,10 +118,7 @@ pub fn alive_blocks(board: &Board, color: Color) -> Vec<usize> {
         }
     }
     let mut alive = vec![true; reps.len()];
-    loop {
-        let Some(b) = (0..reps.len()).find(|&b| alive[b] && count[b] < 2) else {
-            break;
-        };
+    while let Some(b) = (0..reps.len()).find(|&b| alive[b] && count[b] < 2) {
         alive[b] = false;
         for reg in &mut regions {
             if reg.healthy && reg.blocks.contains(&b) {

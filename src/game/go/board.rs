@@ -700,7 +700,11 @@ impl Board {
                     return Err(format!("stone {c} not in the list of its chain {r}"));
                 }
                 if stones.len() != self.size[r] as usize {
-                    return Err(format!("chain {r} size {} != {}", self.size[r], stones.len()));
+                    return Err(format!(
+                        "chain {r} size {} != {}",
+                        self.size[r],
+                        stones.len()
+                    ));
                 }
                 let mut l = Libs::default();
                 for &s in &stones {
