@@ -507,3 +507,46 @@ fn playout_speed_reports_moves() {
         );
     }
 }
+
+/// The bitboard Benson (boards of at most 128 points) equals the generic flood-fill one on
+/// random positions, including many with living groups.
+#[test]
+fn benson_bitboard_matches_generic() {
+    let mut rng = Rng::new(17);
+    let (mut alive_cases, mut total) = (0, 0);
+    for &(w, h) in &[(9usize, 9usize), (7, 7), (5, 5), (11, 11), (16, 8), (3, 2)] {
+        for _ in 0..400 {
+            let mut b = Board::new(w, h).unwrap();
+            let white_share = 30 + rng.below(60);
+            let fill = 40 + rng.below(55);
+            for _ in 0..w * h * fill / 100 {
+                let x = rng.below(w);
+                let y = rng.below(h);
+                let c = b.cell(x, y);
+                let color = if rng.below(100) < white_share {
+                    Color::White
+                } else {
+                    Color::Black
+                };
+                if b.can_play(c, color) {
+                    b.play(c, color);
+                }
+            }
+            for color in [Color::White, Color::Black] {
+                let mut generic = 0u128;
+                for r in benson::alive_blocks(&b, color) {
+                    for s in b.chain_stones(r) {
+                        generic |= 1u128 << b.move_of(s);
+                    }
+                }
+                let fast = benson::alive_mask_small(&b, color).expect("small board");
+                assert_eq!(fast, generic, "{w}x{h} {color:?}\n{b:?}");
+                assert_eq!(benson::any_alive(&b, color), generic != 0);
+                alive_cases += (generic != 0) as usize;
+                total += 1;
+            }
+        }
+    }
+    eprintln!("benson: {alive_cases} of {total} random positions have living blocks");
+    assert!(alive_cases > 100 && alive_cases < total);
+}

@@ -136,7 +136,168 @@ pub fn alive_blocks(board: &Board, color: Color) -> Vec<usize> {
         .collect()
 }
 
-/// Whether any block of `color` is unconditionally alive (README §7.2 variant).
+/// Whether any block of `color` is unconditionally alive (README §7.2 variant). Uses the
+/// bitboard version on boards of at most 128 points.
 pub fn any_alive(board: &Board, color: Color) -> bool {
-    !alive_blocks(board, color).is_empty()
+    match alive_mask_small(board, color) {
+        Some(mask) => mask != 0,
+        None => !alive_blocks(board, color).is_empty(),
+    }
+}
+
+/// Most blocks or regions a board of at most 128 points can hold (a checkerboard).
+const MAX_PARTS: usize = 64;
+
+/// Bitboard geometry of a small board (bit `y * width + x`).
+struct Geo {
+    w: usize,
+    all: u128,
+    /// All points except column 0 (targets of a shift towards larger x).
+    not_first: u128,
+    /// All points except the last column (targets of a shift towards smaller x).
+    not_last: u128,
+}
+
+impl Geo {
+    fn new(w: usize, h: usize) -> Geo {
+        let n = w * h;
+        let all = if n == 128 {
+            u128::MAX
+        } else {
+            (1u128 << n) - 1
+        };
+        let mut first = 0u128;
+        for y in 0..h {
+            first |= 1u128 << (y * w);
+        }
+        let last = first << (w - 1);
+        Geo {
+            w,
+            all,
+            not_first: all & !first,
+            not_last: all & !last,
+        }
+    }
+    /// The set plus its orthogonal neighbours.
+    #[inline(always)]
+    fn dilate(&self, b: u128) -> u128 {
+        (b | ((b << 1) & self.not_first)
+            | ((b >> 1) & self.not_last)
+            | (b << self.w)
+            | (b >> self.w))
+            & self.all
+    }
+    /// The 4-connected component of `within` containing `seed`.
+    #[inline(always)]
+    fn fill(&self, seed: u128, within: u128) -> u128 {
+        let mut r = seed & within;
+        loop {
+            let n = self.dilate(r) & within;
+            if n == r {
+                return r;
+            }
+            r = n;
+        }
+    }
+}
+
+/// Union of the unconditionally alive blocks of `color` as a bitboard over action indices,
+/// or `None` when the board has more than 128 points. Same algorithm as [`alive_blocks`].
+pub fn alive_mask_small(board: &Board, color: Color) -> Option<u128> {
+    let (w, h) = (board.width(), board.height());
+    if w * h > 128 {
+        return None;
+    }
+    let geo = Geo::new(w, h);
+    let bits = board.bitboards();
+    let own = bits[color.index()];
+    if own == 0 {
+        return Some(0);
+    }
+    let empty = geo.all & !(bits[0] | bits[1]);
+    let free = geo.all & !own;
+    let mut blocks = [0u128; MAX_PARTS];
+    let mut halo = [0u128; MAX_PARTS];
+    let mut nb = 0;
+    let mut rest = own;
+    while rest != 0 && nb < MAX_PARTS {
+        let b = geo.fill(rest & rest.wrapping_neg(), own);
+        rest &= !b;
+        blocks[nb] = b;
+        halo[nb] = geo.dilate(b);
+        nb += 1;
+    }
+    // Healthy regions as masks of the blocks they touch (bit i = block i).
+    let mut healthy = [0u64; MAX_PARTS];
+    let mut nh = 0;
+    let mut rest = free;
+    while rest != 0 {
+        let r = geo.fill(rest & rest.wrapping_neg(), free);
+        rest &= !r;
+        let size = r.count_ones() as usize;
+        if size > MAX_REGION {
+            continue;
+        }
+        let mut touching = 0u64;
+        let mut all_adjacent = true;
+        let r_empty = r & empty;
+        for i in 0..nb {
+            if halo[i] & r != 0 {
+                touching |= 1 << i;
+                if r_empty & !halo[i] != 0 {
+                    all_adjacent = false;
+                }
+            }
+        }
+        let ok = size == 1 || (size <= 2 && touching.count_ones() == 1) || all_adjacent;
+        if ok && touching != 0 && nh < MAX_PARTS {
+            healthy[nh] = touching;
+            nh += 1;
+        }
+    }
+    let mut count = [0u32; MAX_PARTS];
+    for &t in &healthy[..nh] {
+        let mut t = t;
+        while t != 0 {
+            count[t.trailing_zeros() as usize] += 1;
+            t &= t - 1;
+        }
+    }
+    let mut alive: u64 = if nb == 64 { u64::MAX } else { (1u64 << nb) - 1 };
+    let mut live_regions: u64 = if nh == 64 { u64::MAX } else { (1u64 << nh) - 1 };
+    loop {
+        let mut dead = None;
+        let mut a = alive;
+        while a != 0 {
+            let i = a.trailing_zeros() as usize;
+            if count[i] < 2 {
+                dead = Some(i);
+                break;
+            }
+            a &= a - 1;
+        }
+        let Some(b) = dead else { break };
+        alive &= !(1 << b);
+        let mut lr = live_regions;
+        while lr != 0 {
+            let j = lr.trailing_zeros() as usize;
+            lr &= lr - 1;
+            if healthy[j] & (1 << b) != 0 {
+                live_regions &= !(1 << j);
+                let mut t = healthy[j];
+                while t != 0 {
+                    let k = t.trailing_zeros() as usize;
+                    count[k] = count[k].saturating_sub(1);
+                    t &= t - 1;
+                }
+            }
+        }
+    }
+    let mut mask = 0u128;
+    let mut a = alive;
+    while a != 0 {
+        mask |= blocks[a.trailing_zeros() as usize];
+        a &= a - 1;
+    }
+    Some(mask)
 }
