@@ -176,14 +176,16 @@ impl KillallGo {
         if self.board.cell_value(c) != EMPTY {
             return Err(MoveError::Occupied);
         }
-        if self.board.is_suicide(c, color) {
-            return Err(MoveError::Illegal("suicide"));
-        }
         if self.board.is_true_eye(c, color) {
             return Err(MoveError::Illegal("filling an own true eye"));
         }
-        let k = Self::situational_key(self.board.hash_after(c, color), color.opp());
-        if self.seen.contains(k) {
+        let Some(after) = self.board.try_hash_after(c, color) else {
+            return Err(MoveError::Illegal("suicide"));
+        };
+        if self
+            .seen
+            .contains(Self::situational_key(after, color.opp()))
+        {
             return Err(MoveError::Illegal("situational superko"));
         }
         Ok(())

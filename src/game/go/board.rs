@@ -359,6 +359,46 @@ impl Board {
         h
     }
 
+    /// For `color` playing the empty `cell`: `None` if it is suicide, else the stone hash
+    /// after the move (captures included). One pass over the neighbours does both checks.
+    #[inline]
+    pub fn try_hash_after(&self, cell: usize, color: Color) -> Option<u64> {
+        let own = cv(color);
+        let opp = color.opp();
+        let mut h = self.hash ^ ZOBRIST.key(cell, color.index());
+        let mut breathes = false;
+        let mut done = [0usize; 4];
+        let mut n = 0;
+        for q in self.neighbours(cell) {
+            let v = self.cells[q];
+            if v == EMPTY {
+                breathes = true;
+                continue;
+            }
+            if v == WALL {
+                continue;
+            }
+            let r = self.chain[q] as usize;
+            let atari = self.libs[r].atari();
+            if v == own {
+                breathes |= !atari;
+            } else if atari && !done[..n].contains(&r) {
+                breathes = true;
+                done[n] = r;
+                n += 1;
+                let mut s = r;
+                loop {
+                    h ^= ZOBRIST.key(s, opp.index());
+                    s = self.next[s] as usize;
+                    if s == r {
+                        break;
+                    }
+                }
+            }
+        }
+        breathes.then_some(h)
+    }
+
     /// Whether the empty `cell` is a true eye of `color` in the Killall-Go sense: every
     /// on-board orthogonal neighbour is an own stone, and of the on-board diagonal neighbours
     /// at least 3 of 4 (interior) or all (edge, corner) are own stones.

@@ -45,37 +45,65 @@ impl Hasher for IdentityHasher {
 }
 
 /// Multiset of position keys (counts, so undo can remove exactly what play added).
-#[derive(Clone, Debug, Default)]
-pub struct PositionSet(HashMap<u64, u32, BuildHasherDefault<IdentityHasher>>);
+///
+/// Most lookups are misses (a legal-move scan asks about every empty point), so a small
+/// counting filter on the low key bits answers those without touching the hash map.
+#[derive(Clone, Debug)]
+pub struct PositionSet {
+    map: HashMap<u64, u32, BuildHasherDefault<IdentityHasher>>,
+    /// Keys per low-bits bucket; 255 is sticky ("maybe", never decremented).
+    filter: Box<[u8; FILTER]>,
+}
+
+const FILTER: usize = 4096;
+
+impl Default for PositionSet {
+    fn default() -> Self {
+        PositionSet {
+            map: HashMap::default(),
+            filter: Box::new([0; FILTER]),
+        }
+    }
+}
 
 impl PositionSet {
+    #[inline(always)]
+    fn bucket(k: u64) -> usize {
+        (k as usize) & (FILTER - 1)
+    }
     /// Adds one occurrence.
     #[inline]
     pub fn insert(&mut self, k: u64) {
-        *self.0.entry(k).or_insert(0) += 1;
+        let f = &mut self.filter[Self::bucket(k)];
+        *f = f.saturating_add(1);
+        *self.map.entry(k).or_insert(0) += 1;
     }
     /// Removes one occurrence.
     #[inline]
     pub fn remove(&mut self, k: u64) {
-        if let Some(c) = self.0.get_mut(&k) {
+        if let Some(c) = self.map.get_mut(&k) {
             *c -= 1;
             if *c == 0 {
-                self.0.remove(&k);
+                self.map.remove(&k);
+            }
+            let f = &mut self.filter[Self::bucket(k)];
+            if *f != u8::MAX {
+                *f -= 1;
             }
         }
     }
     /// Whether the key occurred.
     #[inline]
     pub fn contains(&self, k: u64) -> bool {
-        self.0.contains_key(&k)
+        self.filter[Self::bucket(k)] != 0 && self.map.contains_key(&k)
     }
     /// Number of distinct keys.
     pub fn len(&self) -> usize {
-        self.0.len()
+        self.map.len()
     }
     /// Whether no key was stored.
     pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
+        self.map.is_empty()
     }
 }
 
@@ -207,18 +235,20 @@ impl Go {
         if self.board.cell_value(c) != board::EMPTY {
             return Err(MoveError::Occupied);
         }
-        if self.board.is_suicide(c, color) {
-            return Err(MoveError::Illegal("suicide"));
-        }
         match self.ko_rule {
             KoRule::Simple => {
+                if self.board.is_suicide(c, color) {
+                    return Err(MoveError::Illegal("suicide"));
+                }
                 if c == self.board.ko_cell() && color == self.to_move {
                     return Err(MoveError::Illegal("ko"));
                 }
             }
             _ => {
-                let k = self.position_key(self.board.hash_after(c, color), color.opp());
-                if self.seen.contains(k) {
+                let Some(after) = self.board.try_hash_after(c, color) else {
+                    return Err(MoveError::Illegal("suicide"));
+                };
+                if self.seen.contains(self.position_key(after, color.opp())) {
                     return Err(MoveError::Illegal("superko"));
                 }
             }
