@@ -241,10 +241,10 @@ pub fn alive_mask_small(board: &Board, color: Color) -> Option<u128> {
         let mut touching = 0u64;
         let mut all_adjacent = true;
         let r_empty = r & empty;
-        for i in 0..nb {
-            if halo[i] & r != 0 {
+        for (i, &hl) in halo[..nb].iter().enumerate() {
+            if hl & r != 0 {
                 touching |= 1 << i;
-                if r_empty & !halo[i] != 0 {
+                if r_empty & !hl != 0 {
                     all_adjacent = false;
                 }
             }
