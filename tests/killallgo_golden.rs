@@ -131,3 +131,90 @@ fn undo_restores_every_golden_position() {
         }
     }
 }
+
+/// Reads one float32 tensor from a safetensors file (8-byte header length, JSON header,
+/// little-endian data): returns (shape, values).
+fn safetensor(path: &Path, name: &str) -> (Vec<usize>, Vec<f32>) {
+    let bytes = std::fs::read(path).expect("safetensors readable");
+    let n = u64::from_le_bytes(bytes[..8].try_into().expect("8 bytes")) as usize;
+    let header: serde_json::Value = serde_json::from_slice(&bytes[8..8 + n]).expect("header");
+    let t = &header[name];
+    assert_eq!(t["dtype"], "F32");
+    let shape: Vec<usize> = t["shape"]
+        .as_array()
+        .expect("shape")
+        .iter()
+        .map(|v| v.as_u64().expect("dim") as usize)
+        .collect();
+    let off = t["data_offsets"].as_array().expect("offsets");
+    let (s, e) = (
+        off[0].as_u64().expect("start") as usize,
+        off[1].as_u64().expect("end") as usize,
+    );
+    let data = &bytes[8 + n + s..8 + n + e];
+    let values = data
+        .chunks_exact(4)
+        .map(|c| f32::from_le_bytes(c.try_into().expect("4 bytes")))
+        .collect();
+    (shape, values)
+}
+
+#[derive(Deserialize)]
+struct NetGolden {
+    positions: Vec<NetPosition>,
+}
+
+#[derive(Deserialize)]
+struct NetPosition {
+    sgf: String,
+    moves_applied: usize,
+    side_to_move: String,
+    legal_actions: Vec<u16>,
+}
+
+/// The 18-plane encoder reproduces the network golden inputs bit for bit (README §4, §9),
+/// and the legal actions listed there agree.
+#[test]
+fn encoder_matches_network_golden_inputs() {
+    let Some(shared) = shared() else {
+        eprintln!("SKIP: ../shared is absent");
+        return;
+    };
+    let dir = shared.join("pcn/models/go_AZ");
+    if !dir.join("golden.safetensors").exists() {
+        eprintln!("SKIP: ../shared/pcn/models/go_AZ is absent");
+        return;
+    }
+    let meta: NetGolden = serde_json::from_str(
+        &std::fs::read_to_string(dir.join("golden.json")).expect("golden.json"),
+    )
+    .expect("golden.json parses");
+    let (shape, input) = safetensor(&dir.join("golden.safetensors"), "input");
+    assert_eq!(shape, vec![meta.positions.len(), 18, 9, 9]);
+    let per = 18 * 81;
+    let mut planes = vec![0f32; per];
+    let mut legal = Vec::new();
+    for (i, p) in meta.positions.iter().enumerate() {
+        let text = std::fs::read_to_string(shared.join(&p.sgf)).expect("problem readable");
+        let tree = GameTree::parse(&text).expect("problem parses");
+        let g = sgf::to_killallgo_at(&tree, p.moves_applied).expect("prefix replays");
+        assert_eq!(g.ply(), p.moves_applied);
+        assert_eq!(g.to_move().letter().to_string(), p.side_to_move);
+        assert_eq!(g.input_planes(), 18);
+        g.encode_input(&mut planes);
+        assert_eq!(
+            &planes[..],
+            &input[i * per..(i + 1) * per],
+            "position {i}: {}@{}",
+            p.sgf,
+            p.moves_applied
+        );
+        g.legal_moves(&mut legal);
+        legal.sort_unstable();
+        assert_eq!(legal, p.legal_actions, "position {i}");
+    }
+    eprintln!(
+        "encoder golden: {} positions bit-identical",
+        meta.positions.len()
+    );
+}

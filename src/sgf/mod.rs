@@ -418,6 +418,12 @@ fn illegal(number: usize, m: &SgfMove, source: MoveError) -> SgfError {
 /// Replays a Gomoku record (`GM[4]`): root setup stones, then the main line. A move by the
 /// colour not to move is placed as a setup stone.
 pub fn to_gomoku(tree: &GameTree, rule: Rule) -> Result<Gomoku, SgfError> {
+    to_gomoku_at(tree, rule, usize::MAX)
+}
+
+/// [`to_gomoku`] replaying only the first `max_moves` moves of the main line (GTP
+/// `loadsgf file n` style: the position before move `n + 1`).
+pub fn to_gomoku_at(tree: &GameTree, rule: Rule, max_moves: usize) -> Result<Gomoku, SgfError> {
     let gm = tree.game_type()?;
     if gm != 4 {
         return Err(SgfError::Unsupported(format!("GM[{gm}] is not Gomoku")));
@@ -437,7 +443,7 @@ pub fn to_gomoku(tree: &GameTree, rule: Rule) -> Result<Gomoku, SgfError> {
             )
         })?;
     }
-    for (i, sm) in tree.main_line_moves()?.iter().enumerate() {
+    for (i, sm) in tree.main_line_moves()?.iter().take(max_moves).enumerate() {
         let Some((x, y)) = sm.point else {
             return Err(illegal(i + 1, sm, MoveError::Illegal("Gomoku has no pass")));
         };
@@ -458,6 +464,11 @@ pub fn to_gomoku(tree: &GameTree, rule: Rule) -> Result<Gomoku, SgfError> {
 /// Replays a Go record (`GM[1]`): setup stones, `PL`, `KM`, then the main line (moves out
 /// of turn are played for the colour given).
 pub fn to_go(tree: &GameTree, ko: KoRule) -> Result<Go, SgfError> {
+    to_go_at(tree, ko, usize::MAX)
+}
+
+/// [`to_go`] replaying only the first `max_moves` moves of the main line.
+pub fn to_go_at(tree: &GameTree, ko: KoRule, max_moves: usize) -> Result<Go, SgfError> {
     let gm = tree.game_type()?;
     if gm != 1 {
         return Err(SgfError::Unsupported(format!("GM[{gm}] is not Go")));
@@ -485,7 +496,7 @@ pub fn to_go(tree: &GameTree, ko: KoRule) -> Result<Go, SgfError> {
     } else if !tree.setup_stones()?.is_empty() {
         g.set_to_move(Color::Black);
     }
-    for (i, sm) in tree.main_line_moves()?.iter().enumerate() {
+    for (i, sm) in tree.main_line_moves()?.iter().take(max_moves).enumerate() {
         let m = sm.point.map_or(g.pass_move(), |(x, y)| (y * w + x) as Move);
         if sm.color == g.to_move() {
             g.play(m)
@@ -505,6 +516,12 @@ pub fn to_go(tree: &GameTree, ko: KoRule) -> Result<Go, SgfError> {
 /// White's forced passes. Setup stones (`AB`/`AW`) are not supported (the problems use
 /// moves).
 pub fn to_killallgo(tree: &GameTree) -> Result<KillallGo, SgfError> {
+    to_killallgo_at(tree, usize::MAX)
+}
+
+/// [`to_killallgo`] replaying only the first `max_moves` moves of the main line (passes and
+/// the forced opening count as moves, as in the PCN golden files' `moves_applied`).
+pub fn to_killallgo_at(tree: &GameTree, max_moves: usize) -> Result<KillallGo, SgfError> {
     let gm = tree.game_type()?;
     if gm != 1 {
         return Err(SgfError::Unsupported(format!("GM[{gm}] is not Go")));
@@ -520,7 +537,7 @@ pub fn to_killallgo(tree: &GameTree) -> Result<KillallGo, SgfError> {
         ));
     }
     let mut g = KillallGo::new(variant);
-    for (i, sm) in tree.main_line_moves()?.iter().enumerate() {
+    for (i, sm) in tree.main_line_moves()?.iter().take(max_moves).enumerate() {
         let r = match sm.point {
             None if sm.color == g.to_move() => g.play(g.pass_move()),
             None => Err(MoveError::Illegal("not this colour's turn")),
