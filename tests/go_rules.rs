@@ -207,6 +207,11 @@ fn capture_suicide_and_simple_ko() {
     // Black captures a white corner stone.
     let g = go_from(5, KoRule::Simple, &["A2", "A1", "B1"]);
     assert_eq!(g.board().stone(0), None, "A1 captured");
+    let diagram = g.board().to_string();
+    let rows: Vec<&str> = diagram.lines().collect();
+    assert_eq!(rows[0], "    A B C D E");
+    assert_eq!(rows[4], " 2  X . . . .  2");
+    assert_eq!(rows[5], " 1  . X . . .  1");
     assert_eq!(g.board().last_captures(), 1);
     // White may not play the suicide A1 (no liberties, captures nothing).
     assert_eq!(
@@ -540,7 +545,7 @@ fn benson_bitboard_matches_generic() {
                     }
                 }
                 let fast = benson::alive_mask_small(&b, color).expect("small board");
-                assert_eq!(fast, generic, "{w}x{h} {color:?}\n{b:?}");
+                assert_eq!(fast, generic, "{w}x{h} {color:?}\n{b}");
                 assert_eq!(benson::any_alive(&b, color), generic != 0);
                 alive_cases += (generic != 0) as usize;
                 total += 1;
@@ -549,4 +554,19 @@ fn benson_bitboard_matches_generic() {
     }
     eprintln!("benson: {alive_cases} of {total} random positions have living blocks");
     assert!(alive_cases > 100 && alive_cases < total);
+}
+
+#[test]
+fn killallgo_tt_key_separates_double_pass() {
+    let a = KillallGo::after_opening(Variant::Pcn9);
+    let mut b = a.clone();
+    kg_play(&mut b, "pass");
+    kg_play(&mut b, "pass");
+    assert_eq!(a.hash(), b.hash(), "same stones, same side to move");
+    assert_ne!(a.tt_key(), b.tt_key(), "but the second game is over");
+    // Same position reached twice gives the same key.
+    let mut c = a.clone();
+    kg_play(&mut c, "E5");
+    c.undo();
+    assert_eq!(c.tt_key(), a.tt_key());
 }

@@ -12,9 +12,11 @@
 //! capture only rewrites cell contents and the neighbours' liberty sums. Each move stores
 //! what it overwrote at the played cell and which chains it merged and captured.
 
+use std::fmt;
+
 use once_cell::sync::Lazy;
 
-use crate::game::{Color, Move};
+use crate::game::{Color, Move, GTP_COLUMNS};
 use crate::util::Zobrist;
 
 /// Largest board side.
@@ -647,8 +649,8 @@ impl Board {
         self.undo.len()
     }
 
-    /// Takes back the last move or pass; returns its cell (`None` for a pass), or `None`
-    /// twice nested when there is nothing to undo.
+    /// Takes back the last move or pass. Returns `None` when there is nothing to undo,
+    /// `Some(None)` for a pass and `Some(Some(cell))` for a board move.
     pub fn undo(&mut self) -> Option<Option<usize>> {
         let u = self.undo.pop()?;
         self.ko = u.prev_ko;
@@ -769,5 +771,29 @@ impl Board {
             return Err("empty count mismatch".into());
         }
         Ok(())
+    }
+}
+
+/// ASCII diagram, top row first: `X` Black, `O` White, `.` empty, with GTP coordinates.
+impl fmt::Display for Board {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let letters: String = GTP_COLUMNS[..self.width]
+            .iter()
+            .map(|&c| format!(" {}", c as char))
+            .collect();
+        writeln!(f, "   {letters}")?;
+        for y in (0..self.height).rev() {
+            write!(f, "{:>2} ", y + 1)?;
+            for x in 0..self.width {
+                let c = match self.cells[self.cell(x, y)] {
+                    BLACK => 'X',
+                    WHITE => 'O',
+                    _ => '.',
+                };
+                write!(f, " {c}")?;
+            }
+            writeln!(f, "  {}", y + 1)?;
+        }
+        writeln!(f, "   {letters}")
     }
 }
