@@ -172,6 +172,9 @@ impl KillallGo {
     /// suicide, not an own true eye, no situational superko); ignores opening and game end.
     #[inline]
     pub fn board_move_ok(&self, m: Move, color: Color) -> Result<(), MoveError> {
+        if m >= self.pass_move() {
+            return Err(MoveError::OffBoard);
+        }
         let c = self.board.cell_of(m);
         if self.board.cell_value(c) != EMPTY {
             return Err(MoveError::Occupied);

@@ -180,9 +180,9 @@ pub fn parse_point(
     Ok(Some((p, height - 1 - q)))
 }
 
-/// SGF text of point (x, y) (y = 0 bottom).
+/// SGF text of point (x, y) (y = 0 bottom) on a board of `height` rows.
 pub fn point_text(x: usize, y: usize, height: usize) -> String {
-    let q = height - 1 - y;
+    let q = height.saturating_sub(1).saturating_sub(y);
     format!("{}{}", index_letter(x), index_letter(q))
 }
 

@@ -214,8 +214,11 @@ impl Board {
     pub fn cell_value(&self, cell: usize) -> u8 {
         self.cells[cell]
     }
-    /// The stone on a point, if any.
+    /// The stone on a point, if any (`None` for an empty or off-board point).
     pub fn stone(&self, m: Move) -> Option<Color> {
+        if m as usize >= self.points() {
+            return None;
+        }
         match self.cells[self.cell_of(m)] {
             BLACK => Some(Color::Black),
             WHITE => Some(Color::White),
