@@ -15,4 +15,5 @@
 pub mod cli;
 pub mod game;
 pub mod search;
+pub mod sgf;
 pub mod util;
