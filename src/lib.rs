@@ -15,4 +15,6 @@
 pub mod cli;
 pub mod game;
 pub mod search;
+pub mod engine;
+pub mod protocol;
 pub mod util;
