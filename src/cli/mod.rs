@@ -8,6 +8,7 @@ use std::io::Write;
 
 use clap::{Parser, Subcommand};
 
+use crate::engine::testing::{Slow, Stubborn};
 use crate::game::gomoku::Gomoku;
 use crate::protocol::detect::{detect_line, Protocol};
 use crate::protocol::{gomocup, spawn_line_reader, Input};
@@ -56,10 +57,14 @@ pub enum Cmd {
     Gomocup,
 }
 
-/// Builds a Gomoku player by name (`greedy`). To be replaced by the search registry.
+/// Builds a Gomoku player by name: `greedy`, and the time-handling test players
+/// `test-slow` / `test-stubborn` (see [`crate::engine::testing`]). To be replaced by the search
+/// registry (keep the two test players: tests/gomocup_robustness.rs uses them).
 pub fn make_gomoku_player(name: &str) -> Option<Box<dyn Searcher<Gomoku>>> {
     match name.to_ascii_lowercase().as_str() {
         "greedy" => Some(Box::new(Greedy)),
+        "test-slow" => Some(Box::new(Slow(Greedy))),
+        "test-stubborn" => Some(Box::new(Stubborn(Greedy))),
         _ => None,
     }
 }
@@ -88,7 +93,7 @@ fn gomocup_options(g: &GlobalOpts) -> gomocup::Options {
 
 fn run_gomocup(g: &GlobalOpts, input: crossbeam::channel::Receiver<Input>, prefix: Vec<Input>) -> i32 {
     let Some(player) = make_gomoku_player(&g.player) else {
-        eprintln!("pcn: unknown player '{}' (known: greedy)", g.player);
+        eprintln!("pcn: unknown player '{}' (known: greedy, test-slow, test-stubborn)", g.player);
         return 2;
     };
     let stdout = std::io::stdout();

@@ -36,7 +36,9 @@ pub const BRAIN_NAME: &str = "pcn";
 #[derive(Clone, Debug, Default)]
 pub struct Options {
     /// Deterministic mode: a node budget per move instead of the clock's soft budget (the
-    /// hard deadline still applies as a safety net).
+    /// hard deadline still applies as a safety net), no timings in MESSAGE lines, and every
+    /// command except STOP waits for a running search (END included), so the output depends
+    /// only on the input.
     pub nodes: Option<u64>,
     /// Table memory cap from `--memory`, in bytes (min'd with `INFO max_memory`).
     pub memory_bytes: Option<usize>,
@@ -294,7 +296,8 @@ impl<W: Write> Session<W> {
     }
 
     /// Whether a line that arrives during a search must wait until the reply is sent.
-    /// STOP and END act at once; INFO too unless earlier lines are already queued (order).
+    /// STOP acts at once; END and INFO too unless earlier lines are already queued (order:
+    /// a manager that sent TURN then END before we answered gets both handled in turn).
     fn must_defer(&self, i: &Input) -> bool {
         let Input::Line { text, .. } = i else {
             return true;
@@ -302,9 +305,13 @@ impl<W: Write> Session<W> {
         if self.block.is_some() {
             return true;
         }
+        // Deterministic mode: strictly in order (except STOP), so output depends only on input.
+        if self.opts.nodes.is_some() {
+            return !matches!(parse_command(text), Some(Command::Stop) | None);
+        }
         match parse_command(text) {
-            Some(Command::Stop) | Some(Command::End) => false,
-            Some(Command::Info(_)) => !self.deferred.is_empty(),
+            Some(Command::Stop) => false,
+            Some(Command::Info(_)) | Some(Command::End) => !self.deferred.is_empty(),
             None => false,
             _ => true,
         }
@@ -466,7 +473,14 @@ impl<W: Write> Session<W> {
                 self.line("MESSAGE INFO MAX_HASH_SIZE 4096");
             }
             Command::Bad { reason, .. } => self.error(CmdError::Other(reason)),
-            Command::Unknown(w) => self.line(&format!("UNKNOWN command '{}'", echo(&w))),
+            Command::Unknown(w) => {
+                let w = echo(&w);
+                if w.is_empty() {
+                    self.line("UNKNOWN unreadable command");
+                } else {
+                    self.line(&format!("UNKNOWN command '{w}'"));
+                }
+            }
         }
         Flow::Continue
     }
@@ -794,10 +808,15 @@ impl<W: Write> Session<W> {
                     let mut cands = p.lines.clone();
                     // Best first; stable, so equal scores keep search order.
                     cands.sort_by(|a, b| b.0.cmp(&a.0));
-                    let ms = p.started.elapsed().as_millis();
+                    // Deterministic mode reports no timing, so transcripts are reproducible.
+                    let ms = if self.opts.nodes.is_some() {
+                        0
+                    } else {
+                        p.started.elapsed().as_millis()
+                    };
                     for (k, (score, pv, nodes)) in cands.iter().take(n).enumerate() {
                         let pv: Vec<String> = pv.iter().map(|&m| alg_move(g, m)).collect();
-                        let nps = *nodes as u128 / ms.max(1);
+                        let nps = if ms == 0 { 0 } else { *nodes as u128 / ms };
                         lines.push(format!(
                             "MESSAGE depth 1-1 multipv {} ev {score} n {nodes} n/ms {nps} tm {ms} pv {}",
                             k + 1,
