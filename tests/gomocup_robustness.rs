@@ -198,7 +198,11 @@ fn yxstop_during_long_search() {
     let sent = b.send("YXSTOP");
     let (l, at) = b.expect(Duration::from_secs(10));
     assert!(is_point(&l, 15), "not a move: {l}");
-    assert!(at - sent < Duration::from_millis(500), "slow stop: {:?}", at - sent);
+    assert!(
+        at - sent < Duration::from_millis(500),
+        "slow stop: {:?}",
+        at - sent
+    );
     b.send("END");
     assert!(b.close().success());
 }
@@ -218,7 +222,10 @@ fn end_during_search_exits_promptly() {
             assert!(s.success());
             break;
         }
-        assert!(t0.elapsed() < Duration::from_secs(1), "END did not exit in 1 s");
+        assert!(
+            t0.elapsed() < Duration::from_secs(1),
+            "END did not exit in 1 s"
+        );
         std::thread::sleep(Duration::from_millis(5));
     }
     assert!(sent.elapsed() < Duration::from_secs(2));
@@ -236,7 +243,12 @@ fn gtp_is_refused_cleanly() {
 
 #[test]
 fn bad_options_fail() {
-    for args in [&["--threads", "0"][..], &["--nodes", "x"], &["--player", "nobody", "gomocup"], &["--bogus"]] {
+    for args in [
+        &["--threads", "0"][..],
+        &["--nodes", "x"],
+        &["--player", "nobody", "gomocup"],
+        &["--bogus"],
+    ] {
         let st = Command::new(env!("CARGO_BIN_EXE_pcn"))
             .args(args)
             .stdin(Stdio::null())

@@ -70,7 +70,11 @@ fn gomocup_transcripts() {
     for inp in &inputs {
         let input = std::fs::read(inp).expect("read .in");
         let (out, err, code) = run_transcript(&input);
-        let name = inp.file_stem().unwrap_or_default().to_string_lossy().to_string();
+        let name = inp
+            .file_stem()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .to_string();
         assert_eq!(code, 0, "{name}: exit code");
         assert!(
             err.is_empty(),
@@ -91,7 +95,11 @@ fn gomocup_transcripts() {
             ));
         }
     }
-    assert!(failures.is_empty(), "transcripts differ:\n{}", failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "transcripts differ:\n{}",
+        failures.join("\n")
+    );
 }
 
 /// Sanity checks that hold for every transcript whatever the player: every move line is a

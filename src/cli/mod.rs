@@ -91,9 +91,16 @@ fn gomocup_options(g: &GlobalOpts) -> gomocup::Options {
     }
 }
 
-fn run_gomocup(g: &GlobalOpts, input: crossbeam::channel::Receiver<Input>, prefix: Vec<Input>) -> i32 {
+fn run_gomocup(
+    g: &GlobalOpts,
+    input: crossbeam::channel::Receiver<Input>,
+    prefix: Vec<Input>,
+) -> i32 {
     let Some(player) = make_gomoku_player(&g.player) else {
-        eprintln!("pcn: unknown player '{}' (known: greedy, test-slow, test-stubborn)", g.player);
+        eprintln!(
+            "pcn: unknown player '{}' (known: greedy, test-slow, test-stubborn)",
+            g.player
+        );
         return 2;
     };
     let stdout = std::io::stdout();

@@ -244,7 +244,9 @@ fn rebuild(
 }
 
 fn stones_of(g: &Gomoku) -> Vec<(Move, Color)> {
-    g.history_cells().map(|(c, col)| (g.move_of(c), col)).collect()
+    g.history_cells()
+        .map(|(c, col)| (g.move_of(c), col))
+        .collect()
 }
 
 impl<W: Write> Session<W> {
@@ -378,7 +380,8 @@ impl<W: Write> Session<W> {
                     match parse_command(text) {
                         Some(Command::Unknown(_)) | Some(Command::Bad { .. }) | None => {
                             if let Some(b) = self.block.as_mut() {
-                                b.error.get_or_insert_with(|| format!("bad line '{}'", echo(text)));
+                                b.error
+                                    .get_or_insert_with(|| format!("bad line '{}'", echo(text)));
                             }
                             return Flow::Continue;
                         }
@@ -633,14 +636,21 @@ impl<W: Write> Session<W> {
         let bad = |s: String| CmdError::Board(name, s);
         if b.kind == BlockKind::Swap2 {
             if !matches!(b.stones.len(), 0 | 3 | 5) {
-                return Err(bad(format!("{} stones (expected 0, 3 or 5)", b.stones.len())));
+                return Err(bad(format!(
+                    "{} stones (expected 0, 3 or 5)",
+                    b.stones.len()
+                )));
             }
             for (k, &(p, f)) in b.stones.iter().enumerate() {
                 if f != 0 {
                     return Err(bad("SWAP2BOARD lines carry no field".into()));
                 }
                 let m = to_move(&ng, p)?;
-                let c = if k % 2 == 0 { Color::Black } else { Color::White };
+                let c = if k % 2 == 0 {
+                    Color::Black
+                } else {
+                    Color::White
+                };
                 ng.place(m, c).map_err(|_| CmdError::Occupied(p.x, p.y))?;
             }
             // After an odd number of stones White is to move; with none, Black.
@@ -650,7 +660,11 @@ impl<W: Write> Session<W> {
         let opp = b.stones.iter().filter(|s| s.1 == 2).count();
         // The brain is to move: it is White when the opponent has one stone more, otherwise
         // Black (the first player) whenever the counts allow.
-        let me = if opp > own { Color::White } else { Color::Black };
+        let me = if opp > own {
+            Color::White
+        } else {
+            Color::Black
+        };
         let mut wall = Color::Black;
         for &(p, f) in &b.stones {
             let c = match f {
@@ -758,8 +772,12 @@ impl<W: Write> Session<W> {
         match ev {
             EngineEvent::Progress { id, event } => {
                 if let Some(p) = self.pending.as_mut().filter(|p| p.id == id) {
-                    if let (Reply::NBest(_), SearchEvent::Info { score, pv, nodes, .. }) =
-                        (p.reply, event)
+                    if let (
+                        Reply::NBest(_),
+                        SearchEvent::Info {
+                            score, pv, nodes, ..
+                        },
+                    ) = (p.reply, event)
                     {
                         p.lines.push((score, pv, nodes));
                     }
@@ -807,7 +825,7 @@ impl<W: Write> Session<W> {
                 if let Reply::NBest(n) = p.reply {
                     let mut cands = p.lines.clone();
                     // Best first; stable, so equal scores keep search order.
-                    cands.sort_by(|a, b| b.0.cmp(&a.0));
+                    cands.sort_by_key(|c| std::cmp::Reverse(c.0));
                     // Deterministic mode reports no timing, so transcripts are reproducible.
                     let ms = if self.opts.nodes.is_some() {
                         0
@@ -816,7 +834,7 @@ impl<W: Write> Session<W> {
                     };
                     for (k, (score, pv, nodes)) in cands.iter().take(n).enumerate() {
                         let pv: Vec<String> = pv.iter().map(|&m| alg_move(g, m)).collect();
-                        let nps = if ms == 0 { 0 } else { *nodes as u128 / ms };
+                        let nps = (*nodes as u128).checked_div(ms).unwrap_or(0);
                         lines.push(format!(
                             "MESSAGE depth 1-1 multipv {} ev {score} n {nodes} n/ms {nps} tm {ms} pv {}",
                             k + 1,
@@ -844,7 +862,11 @@ impl<W: Write> Session<W> {
                 }
                 let mut parts = Vec::new();
                 for (k, &m) in r.pv.iter().enumerate() {
-                    let c = if k % 2 == 0 { Color::Black } else { Color::White };
+                    let c = if k % 2 == 0 {
+                        Color::Black
+                    } else {
+                        Color::White
+                    };
                     let _ = g.place(m, c);
                     parts.push(fmt_move(g, m));
                 }
@@ -883,7 +905,13 @@ mod tests {
         }
         tx.send(Input::Eof).unwrap();
         let mut out = Vec::new();
-        run(rx, Vec::new(), &mut out, Box::new(Greedy), Options::default());
+        run(
+            rx,
+            Vec::new(),
+            &mut out,
+            Box::new(Greedy),
+            Options::default(),
+        );
         String::from_utf8(out).unwrap()
     }
 
@@ -914,9 +942,8 @@ mod tests {
     #[test]
     fn board_colours() {
         // Opponent has one stone more: we are White and must block the open four.
-        let out = run_script(
-            "START 15\nBOARD\n3,7,2\n0,0,1\n4,7,2\n0,2,1\n5,7,2\n0,4,1\n6,7,2\nDONE\n",
-        );
+        let out =
+            run_script("START 15\nBOARD\n3,7,2\n0,0,1\n4,7,2\n0,2,1\n5,7,2\n0,4,1\n6,7,2\nDONE\n");
         let lines: Vec<&str> = out.lines().collect();
         assert!(lines[1] == "2,7" || lines[1] == "7,7", "{out}");
     }

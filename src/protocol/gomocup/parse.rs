@@ -127,7 +127,10 @@ fn point(i: &str) -> Res<'_, Point> {
 }
 
 /// Runs `p` over the whole (trimmed) argument string.
-fn whole<'a, T>(s: &'a str, p: impl Parser<&'a str, Output = T, Error = nom::error::Error<&'a str>>) -> Option<T> {
+fn whole<'a, T>(
+    s: &'a str,
+    p: impl Parser<&'a str, Output = T, Error = nom::error::Error<&'a str>>,
+) -> Option<T> {
     all_consuming(p).parse(s).ok().map(|(_, v)| v)
 }
 
@@ -248,9 +251,18 @@ mod tests {
     fn commands_any_case() {
         assert_eq!(parse_command("start 15"), Some(Command::Start(15)));
         assert_eq!(parse_command("START 15\r"), Some(Command::Start(15)));
-        assert_eq!(parse_command("  Turn 7,8 "), Some(Command::Turn(Point { x: 7, y: 8 })));
-        assert_eq!(parse_command("TURN 7, 8"), Some(Command::Turn(Point { x: 7, y: 8 })));
-        assert_eq!(parse_command("RECTSTART 20,15"), Some(Command::RectStart(20, 15)));
+        assert_eq!(
+            parse_command("  Turn 7,8 "),
+            Some(Command::Turn(Point { x: 7, y: 8 }))
+        );
+        assert_eq!(
+            parse_command("TURN 7, 8"),
+            Some(Command::Turn(Point { x: 7, y: 8 }))
+        );
+        assert_eq!(
+            parse_command("RECTSTART 20,15"),
+            Some(Command::RectStart(20, 15))
+        );
         assert_eq!(parse_command("yxstop"), Some(Command::Stop));
         assert_eq!(parse_command("STOP"), Some(Command::Stop));
         assert_eq!(parse_command(""), None);
@@ -259,29 +271,68 @@ mod tests {
 
     #[test]
     fn whole_line_is_consumed() {
-        assert!(matches!(parse_command("TURN 7,7x"), Some(Command::Bad { .. })));
+        assert!(matches!(
+            parse_command("TURN 7,7x"),
+            Some(Command::Bad { .. })
+        ));
         assert!(matches!(parse_command("TURN 7"), Some(Command::Bad { .. })));
         assert!(matches!(parse_command("START"), Some(Command::Bad { .. })));
-        assert!(matches!(parse_command("START 99999999999999999999999"), Some(Command::Bad { .. })));
-        assert!(matches!(parse_command("BEGIN now"), Some(Command::Bad { .. })));
-        assert_eq!(parse_command("START 99999999999"), Some(Command::Start(99_999_999_999)));
-        assert_eq!(parse_command("TURN -1,3"), Some(Command::Turn(Point { x: -1, y: 3 })));
+        assert!(matches!(
+            parse_command("START 99999999999999999999999"),
+            Some(Command::Bad { .. })
+        ));
+        assert!(matches!(
+            parse_command("BEGIN now"),
+            Some(Command::Bad { .. })
+        ));
+        assert_eq!(
+            parse_command("START 99999999999"),
+            Some(Command::Start(99_999_999_999))
+        );
+        assert_eq!(
+            parse_command("TURN -1,3"),
+            Some(Command::Turn(Point { x: -1, y: 3 }))
+        );
     }
 
     #[test]
     fn unknown_commands() {
-        assert_eq!(parse_command("FOO bar"), Some(Command::Unknown("FOO".into())));
-        assert_eq!(parse_command("\u{fffd}\u{1}"), Some(Command::Unknown("\u{fffd}\u{1}".into())));
+        assert_eq!(
+            parse_command("FOO bar"),
+            Some(Command::Unknown("FOO".into()))
+        );
+        assert_eq!(
+            parse_command("\u{fffd}\u{1}"),
+            Some(Command::Unknown("\u{fffd}\u{1}".into()))
+        );
     }
 
     #[test]
     fn info_keys() {
-        assert_eq!(parse_command("INFO TIMEOUT_TURN 1000"), Some(Command::Info(Info::TimeoutTurn(1000))));
-        assert_eq!(parse_command("info time_left -300"), Some(Command::Info(Info::TimeLeft(-300))));
-        assert_eq!(parse_command("INFO rule 4"), Some(Command::Info(Info::Rule(4))));
-        assert_eq!(parse_command("INFO folder C:\\x y"), Some(Command::Info(Info::Folder("C:\\x y".into()))));
-        assert_eq!(parse_command("INFO caution_factor 3"), Some(Command::Info(Info::Unknown("caution_factor".into()))));
-        assert_eq!(parse_command("INFO max_node abc"), Some(Command::Info(Info::BadValue("max_node".into()))));
+        assert_eq!(
+            parse_command("INFO TIMEOUT_TURN 1000"),
+            Some(Command::Info(Info::TimeoutTurn(1000)))
+        );
+        assert_eq!(
+            parse_command("info time_left -300"),
+            Some(Command::Info(Info::TimeLeft(-300)))
+        );
+        assert_eq!(
+            parse_command("INFO rule 4"),
+            Some(Command::Info(Info::Rule(4)))
+        );
+        assert_eq!(
+            parse_command("INFO folder C:\\x y"),
+            Some(Command::Info(Info::Folder("C:\\x y".into())))
+        );
+        assert_eq!(
+            parse_command("INFO caution_factor 3"),
+            Some(Command::Info(Info::Unknown("caution_factor".into())))
+        );
+        assert_eq!(
+            parse_command("INFO max_node abc"),
+            Some(Command::Info(Info::BadValue("max_node".into())))
+        );
         assert_eq!(
             parse_command("INFO evaluate 3,4"),
             Some(Command::Info(Info::Evaluate(Some(Point { x: 3, y: 4 }))))
@@ -290,8 +341,14 @@ mod tests {
 
     #[test]
     fn board_lines() {
-        assert_eq!(parse_board_line("7,7,1"), Some(BoardLine::Stone(Point { x: 7, y: 7 }, 1)));
-        assert_eq!(parse_board_line("7,7\r"), Some(BoardLine::Point(Point { x: 7, y: 7 })));
+        assert_eq!(
+            parse_board_line("7,7,1"),
+            Some(BoardLine::Stone(Point { x: 7, y: 7 }, 1))
+        );
+        assert_eq!(
+            parse_board_line("7,7\r"),
+            Some(BoardLine::Point(Point { x: 7, y: 7 }))
+        );
         assert_eq!(parse_board_line("done"), Some(BoardLine::Done));
         assert_eq!(parse_board_line("7,7,1,1"), None);
         assert_eq!(parse_board_line("TURN 1,1"), None);

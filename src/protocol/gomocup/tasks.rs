@@ -17,7 +17,9 @@ pub const WIN_SCORE: i32 = 1_000_000;
 fn split(limits: &Limits, k: usize) -> Limits {
     let k = k.max(1);
     Limits {
-        time: limits.time.map(|t| (t / k as u32).max(std::time::Duration::from_millis(1))),
+        time: limits
+            .time
+            .map(|t| (t / k as u32).max(std::time::Duration::from_millis(1))),
         nodes: limits.nodes.map(|n| (n / k as u64).max(1)),
         depth: limits.depth,
     }
