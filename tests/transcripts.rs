@@ -1,5 +1,5 @@
 //! Transcript tests: every `protocol_tests/gomocup/NAME.in` is piped into the release binary
-//! in deterministic mode (`pcn --nodes 2000 --seed 1 gomocup`) and its stdout must equal
+//! in deterministic mode (`pcn --player greedy --nodes 2000 --seed 1 gomocup`) and its stdout must equal
 //! `NAME.out` byte for byte; stderr must stay empty (managers may merge it into the pipe).
 //!
 //! Regenerate the expected files with `UPDATE_TRANSCRIPTS=1 cargo test --release --test
@@ -10,7 +10,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-const ARGS: &[&str] = &["--nodes", "2000", "--seed", "1", "gomocup"];
+/// The player is pinned so the expected files stay valid when the default player changes.
+const ARGS: &[&str] = &[
+    "--player", "greedy", "--nodes", "2000", "--seed", "1", "gomocup",
+];
 
 fn run_transcript(input: &[u8]) -> (Vec<u8>, Vec<u8>, i32) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_pcn"))

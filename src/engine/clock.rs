@@ -22,6 +22,8 @@ pub const DEFAULT_TURN_MS: i64 = 30_000;
 pub const REPLY_OVERHEAD_MS: i64 = 20;
 /// Smallest safety margin, in ms.
 pub const MIN_MARGIN_MS: i64 = 50;
+/// Larger times (about 35 years) are treated as this.
+const MAX_MS: i64 = 1 << 40;
 
 /// The time limits announced by the manager (all in milliseconds).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -78,13 +80,14 @@ impl TimeControl {
         if self.turn_ms == 0 {
             return MovePlan::Instant;
         }
-        // The manager's absolute limit for this move.
+        // The manager's absolute limit for this move. Values are clamped so that no
+        // arithmetic below can overflow, whatever the manager sent.
         let turn = if self.turn_ms > 0 {
-            self.turn_ms
+            self.turn_ms.min(MAX_MS)
         } else {
             DEFAULT_TURN_MS
         };
-        let left = self.left_limited();
+        let left = self.left_limited().map(|l| l.clamp(-MAX_MS, MAX_MS));
         let limit = match left {
             Some(l) => turn.min(l),
             None => turn,
@@ -98,7 +101,7 @@ impl TimeControl {
         if let Some(l) = left {
             // Split what is left over the moves we still expect to play.
             let moves_to_go = (empty_points as i64 / 4).clamp(10, 30);
-            let share = l.max(0) / moves_to_go + self.increment_ms.max(0);
+            let share = l.max(0) / moves_to_go + self.increment_ms.clamp(0, MAX_MS);
             soft = soft.min(share);
         }
         let soft = soft.max(1);
@@ -184,6 +187,25 @@ mod tests {
         };
         let (_, hard) = ms(tc.plan(100));
         assert_eq!(hard, 2000 - 100 - 20);
+    }
+
+    #[test]
+    fn extreme_values_do_not_overflow() {
+        for turn in [i64::MIN, -1, 1, i64::MAX] {
+            for left in [None, Some(i64::MIN), Some(-1), Some(i64::MAX)] {
+                for m in [0, i64::MAX] {
+                    let tc = TimeControl {
+                        turn_ms: turn,
+                        match_ms: m,
+                        time_left_ms: left,
+                        increment_ms: i64::MAX,
+                    };
+                    if let MovePlan::Search { soft, hard } = tc.plan(usize::MAX) {
+                        assert!(soft <= hard);
+                    }
+                }
+            }
+        }
     }
 
     #[test]

@@ -37,7 +37,7 @@ pub const BRAIN_NAME: &str = "pcn";
 pub struct Options {
     /// Deterministic mode: a node budget per move instead of the clock's soft budget (the
     /// hard deadline still applies as a safety net), no timings in MESSAGE lines, and every
-    /// command except STOP waits for a running search (END included), so the output depends
+    /// command waits for a running search (STOP and END included), so the output depends
     /// only on the input.
     pub nodes: Option<u64>,
     /// Table memory cap from `--memory`, in bytes (min'd with `INFO max_memory`).
@@ -179,6 +179,10 @@ pub fn run<W: Write>(
 fn fmt_move(g: &Gomoku, m: Move) -> String {
     let (w, h) = (g.width(), g.height());
     let m = m as usize;
+    if m >= w * h {
+        // Never sent as a move (replies are checked first); only defensive.
+        return "?".into();
+    }
     format!("{},{}", m % w, h - 1 - m / w)
 }
 
@@ -187,6 +191,9 @@ fn fmt_move(g: &Gomoku, m: Move) -> String {
 fn alg_move(g: &Gomoku, m: Move) -> String {
     let (w, h) = (g.width(), g.height());
     let m = m as usize;
+    if m >= w * h {
+        return "?".into();
+    }
     let x = m % w;
     let y = h - 1 - m / w;
     format!("{}{}", (b'a' + x as u8) as char, y + 1)
@@ -307,9 +314,10 @@ impl<W: Write> Session<W> {
         if self.block.is_some() {
             return true;
         }
-        // Deterministic mode: strictly in order (except STOP), so output depends only on input.
+        // Deterministic mode: strictly in order (STOP too, so it cannot cut a search short),
+        // so the output depends only on the input.
         if self.opts.nodes.is_some() {
-            return !matches!(parse_command(text), Some(Command::Stop) | None);
+            return parse_command(text).is_some();
         }
         match parse_command(text) {
             Some(Command::Stop) => false,
@@ -712,7 +720,7 @@ impl<W: Write> Session<W> {
                     limits.time = None;
                     limits.nodes = Some(limits.nodes.map_or(n, |m| m.min(n)));
                 }
-                (Some(limits), Some(at + hard))
+                (Some(limits), at.checked_add(hard))
             }
         };
         let game_over = g.outcome().is_some();
@@ -762,7 +770,7 @@ impl<W: Write> Session<W> {
             fallback: Some(fallback),
             // Grace after the hard deadline before we answer without the searcher; the
             // margins in the clock leave at least 70 ms after the hard deadline.
-            fallback_at: deadline.map(|d| d + Duration::from_millis(35)),
+            fallback_at: deadline.and_then(|d| d.checked_add(Duration::from_millis(35))),
             started: Instant::now(),
             lines: Vec::new(),
         });

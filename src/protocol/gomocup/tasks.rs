@@ -76,7 +76,7 @@ pub fn nbest(
                 nodes += r.nodes;
                 let mut pv = vec![m];
                 pv.extend(r.pv.iter().copied());
-                (-r.score, pv)
+                (r.score.saturating_neg(), pv)
             }
         };
         on_event(&SearchEvent::Info {
