@@ -259,3 +259,145 @@ fn bad_options_fail() {
         assert!(!st.success(), "{args:?} accepted");
     }
 }
+
+/// In-process fuzzing: thousands of random, mostly well-formed command lines (random
+/// numbers, including extreme ones, random block contents, CRLF, case changes) must never
+/// panic, and every output line must be a protocol line.
+#[test]
+fn random_commands_never_panic() {
+    use pcn::protocol::gomocup::{run, Options};
+    use pcn::protocol::Input;
+    let mut rng = Rng::new(2026);
+    let words = [
+        "START",
+        "RECTSTART",
+        "RESTART",
+        "BEGIN",
+        "TURN",
+        "BOARD",
+        "YXBOARD",
+        "SWAP2BOARD",
+        "INFO",
+        "ABOUT",
+        "PLAY",
+        "TAKEBACK",
+        "YXSTOP",
+        "STOP",
+        "YXHASHCLEAR",
+        "YXNBEST",
+        "YXSHOWFORBID",
+        "YXSHOWINFO",
+        "DONE",
+        "FOO",
+        "",
+    ];
+    let keys = [
+        "timeout_turn",
+        "timeout_match",
+        "time_left",
+        "max_memory",
+        "game_type",
+        "rule",
+        "evaluate",
+        "folder",
+        "max_node",
+        "max_depth",
+        "thread_num",
+        "time_increment",
+        "zzz",
+    ];
+    let nums = [
+        "0",
+        "1",
+        "4",
+        "5",
+        "7",
+        "8",
+        "9",
+        "14",
+        "15",
+        "19",
+        "20",
+        "21",
+        "22",
+        "23",
+        "-1",
+        "2147483647",
+        "99999999999",
+        "-9223372036854775808",
+        "x",
+        "",
+    ];
+    let num = |rng: &mut Rng| nums[rng.below(nums.len())].to_string();
+    let (tx, rx) = crossbeam::channel::unbounded();
+    let mut sent = 0;
+    for _ in 0..6000 {
+        let w = words[rng.below(words.len())];
+        let mut l = match w {
+            "START" | "YXNBEST" => format!("{w} {}", num(&mut rng)),
+            "RECTSTART" | "TURN" | "PLAY" | "TAKEBACK" => {
+                format!("{w} {},{}", num(&mut rng), num(&mut rng))
+            }
+            "INFO" => {
+                let k = keys[rng.below(keys.len())];
+                format!("INFO {k} {}", num(&mut rng))
+            }
+            "" => format!("{},{},{}", num(&mut rng), num(&mut rng), num(&mut rng)),
+            _ => w.to_string(),
+        };
+        // Keep the time limits small so the test stays fast.
+        if l.starts_with("INFO timeout_turn") {
+            l = "INFO timeout_turn 5".into();
+        }
+        if rng.below(5) == 0 {
+            l = l.to_lowercase();
+        }
+        if rng.below(5) == 0 {
+            l.push('\r');
+        }
+        if !l.starts_with("START") || rng.below(3) == 0 {
+            tx.send(Input::Line {
+                text: l,
+                at: Instant::now(),
+            })
+            .expect("send");
+            sent += 1;
+        }
+        if sent % 40 == 0 {
+            tx.send(Input::Line {
+                text: "START 15".into(),
+                at: Instant::now(),
+            })
+            .expect("send");
+        }
+    }
+    tx.send(Input::Eof).expect("send");
+    let mut out = Vec::new();
+    let opts = Options {
+        nodes: Some(50),
+        ..Options::default()
+    };
+    let code = run(
+        rx,
+        Vec::new(),
+        &mut out,
+        Box::new(pcn::search::greedy::Greedy),
+        opts,
+    );
+    assert_eq!(code, 0);
+    let text = String::from_utf8(out).expect("utf8 output");
+    let mut moves = 0;
+    for l in text.lines() {
+        let ok = l == "OK"
+            || l == "SWAP"
+            || l.starts_with("ERROR ")
+            || l.starts_with("UNKNOWN ")
+            || l.starts_with("MESSAGE ")
+            || l.starts_with("FORBID ")
+            || l.starts_with(ABOUT_PREFIX)
+            || l.split(' ').all(|p| is_point(p, 22));
+        assert!(ok, "bad output line {l:?}");
+        moves += usize::from(is_point(l, 22));
+    }
+    assert!(moves > 50, "too few moves played: {moves}");
+}
