@@ -725,25 +725,47 @@ impl<W: Write> Session<W> {
         };
         let game_over = g.outcome().is_some();
         let (Some(limits), false) = (limits, game_over) else {
-            // No time (timeout_turn 0, clock run out) or nothing to search: static answer.
-            let r = SearchResult {
-                best: Some(fallback),
-                pv: vec![fallback],
-                ..SearchResult::default()
+            // No time (timeout_turn 0, clock run out) or nothing to search: a static answer
+            // from the greedy player, run here (it takes microseconds).
+            let mut lines = Vec::new();
+            let r = if game_over {
+                SearchResult {
+                    best: Some(fallback),
+                    pv: vec![fallback],
+                    ..SearchResult::default()
+                }
+            } else {
+                let stop = AtomicBool::new(false);
+                let l = Limits::nodes(1);
+                let mut greedy = Greedy;
+                let mut collect = |e: &SearchEvent| {
+                    if let SearchEvent::Info {
+                        score, pv, nodes, ..
+                    } = e
+                    {
+                        lines.push((*score, pv.clone(), *nodes));
+                    }
+                };
+                match reply {
+                    Reply::Move => greedy.search(&g, &l, &stop, &mut collect),
+                    Reply::NBest(n) => tasks::nbest(n, &mut greedy, &g, &l, &stop, &mut collect),
+                    Reply::Swap2Open => tasks::swap2_open(&mut greedy, &g, &l, &stop, &mut collect),
+                    Reply::Swap2Decide => {
+                        tasks::swap2_decide(&mut greedy, &g, &l, &stop, &mut collect)
+                    }
+                }
             };
+            if !matches!(reply, Reply::NBest(_)) {
+                lines.clear();
+            }
             self.pending = Some(Pending {
                 id: 0,
                 reply,
                 fallback: Some(fallback),
                 fallback_at: None,
                 started: Instant::now(),
-                lines: Vec::new(),
+                lines,
             });
-            if let Reply::NBest(_) = reply {
-                if let Some(p) = self.pending.as_mut() {
-                    p.lines.push((0, vec![fallback], 0));
-                }
-            }
             self.send_reply(r);
             return;
         };
