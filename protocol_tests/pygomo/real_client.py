@@ -95,7 +95,7 @@ def play_pcn_vs_pcn(size, rule, turn_ms, use_board, max_moves):
             x, y = check_move(r, stones, size, name)
             stones[(x, y)] = name
             moves.append((x, y))
-            if len(moves) <= 8 or len(moves) % 10 == 0:
+            if len(moves) <= 6 or len(moves) % 50 == 0:
                 print(f"  {name} <- {sent:<16} {name} -> {x},{y}")
             if five(stones, size, x, y, exact=rule == 1):
                 print(f"  {name} made five at move {len(moves)} ({time.time() - t0:.1f} s)")
@@ -151,6 +151,31 @@ def play_vs_random(size, rule, turn_ms, seed, max_moves):
         e.quit()
 
 
+def check_nbest():
+    """YXNBEST through pygomo-lib's own MESSAGE parser: n lines, multipv 1..n, the answered
+    move is the first line's first PV move and is legal."""
+    e = EngineClient(ENGINE)
+    try:
+        configure(e, 15, 0, 500, 0)
+        r = e.turn((7, 7), timeout=10)
+        stones = {(7, 7): "O"}
+        x, y = check_move(r, stones, 15, "pcn")
+        stones[(x, y)] = "P"
+        r = e.nbest(3, timeout=10)
+        bx, by = check_move(r, stones, 15, "pcn nbest")
+        infos = r.all_info
+        if [i.multipv for i in infos] != [1, 2, 3]:
+            raise Fail(f"multipv lines {[i.multipv for i in infos]}")
+        first = infos[0].pv[0]
+        if (first.col, first.row) != (bx, by):
+            raise Fail(f"move {bx},{by} is not the best line's {first.col},{first.row}")
+        print(f"  YXNBEST 3 -> {len(infos)} lines, best {bx},{by}, "
+              f"evals {[i.eval.raw_value for i in infos]}")
+        return "pcn", [(7, 7), (x, y), (bx, by)]
+    finally:
+        e.quit()
+
+
 def main():
     if not os.access(ENGINE, os.X_OK):
         print(f"real_client: {ENGINE} not found or not executable (run `make engines`)")
@@ -165,6 +190,7 @@ def main():
          lambda: play_pcn_vs_pcn(15, 1, 200, False, 225)),
         ("pcn vs random mover, 15x15 freestyle, 200 ms/move",
          lambda: play_vs_random(15, 0, 200, 1, 225)),
+        ("YXNBEST parsed by pygomo-lib", check_nbest),
     ]
     for title, game in games:
         print(f"game: {title}")

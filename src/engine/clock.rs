@@ -30,8 +30,9 @@ const MAX_MS: i64 = 1 << 40;
 pub struct TimeControl {
     /// `INFO timeout_turn`: time per move; `0` = answer at once.
     pub turn_ms: i64,
-    /// `INFO timeout_match`: time for the whole game; `0` = unlimited.
-    pub match_ms: i64,
+    /// `INFO timeout_match`: time for the whole game; `Some(0)` = unlimited; `None` = never
+    /// sent (then a finite `time_left` alone limits the game, as the protocol allows).
+    pub match_ms: Option<i64>,
     /// `INFO time_left`: remaining game time; `None` until the manager sends it.
     pub time_left_ms: Option<i64>,
     /// `INFO time_increment`: Fischer increment per move.
@@ -42,7 +43,7 @@ impl Default for TimeControl {
     fn default() -> Self {
         TimeControl {
             turn_ms: DEFAULT_TURN_MS,
-            match_ms: 0,
+            match_ms: None,
             time_left_ms: None,
             increment_ms: 0,
         }
@@ -64,12 +65,16 @@ pub enum MovePlan {
 }
 
 impl TimeControl {
-    /// Whether the game clock limits this move (a finite `time_left` with a match limit).
+    /// The game time left when it limits this move: a finite `time_left`, unless
+    /// `timeout_match 0` declared the game time unlimited.
     fn left_limited(&self) -> Option<i64> {
+        if self.match_ms == Some(0) {
+            return None;
+        }
         match self.time_left_ms {
             Some(t) if t < UNLIMITED_TIME_LEFT => Some(t),
             // Without time_left, the whole match time is the best we know.
-            None if self.match_ms > 0 => Some(self.match_ms),
+            None => self.match_ms.filter(|&m| m > 0),
             _ => None,
         }
     }
@@ -148,7 +153,7 @@ mod tests {
     fn match_time_is_split() {
         let tc = TimeControl {
             turn_ms: 30_000,
-            match_ms: 180_000,
+            match_ms: Some(180_000),
             time_left_ms: Some(60_000),
             increment_ms: 0,
         };
@@ -164,7 +169,7 @@ mod tests {
     fn negative_or_tiny_time_left_is_instant() {
         let mut tc = TimeControl {
             turn_ms: 5000,
-            match_ms: 100_000,
+            match_ms: Some(100_000),
             time_left_ms: Some(-300),
             increment_ms: 0,
         };
@@ -181,7 +186,7 @@ mod tests {
     fn unlimited_time_left_uses_turn() {
         let tc = TimeControl {
             turn_ms: 2000,
-            match_ms: 0,
+            match_ms: Some(0),
             time_left_ms: Some(UNLIMITED_TIME_LEFT),
             increment_ms: 0,
         };
@@ -193,7 +198,7 @@ mod tests {
     fn extreme_values_do_not_overflow() {
         for turn in [i64::MIN, -1, 1, i64::MAX] {
             for left in [None, Some(i64::MIN), Some(-1), Some(i64::MAX)] {
-                for m in [0, i64::MAX] {
+                for m in [None, Some(0), Some(i64::MAX)] {
                     let tc = TimeControl {
                         turn_ms: turn,
                         match_ms: m,
@@ -209,10 +214,24 @@ mod tests {
     }
 
     #[test]
+    fn time_left_ignored_when_match_unlimited() {
+        let mut tc = TimeControl {
+            turn_ms: 1000,
+            match_ms: Some(0),
+            time_left_ms: Some(0),
+            increment_ms: 0,
+        };
+        assert!(matches!(tc.plan(100), MovePlan::Search { .. }));
+        // Never told about the match time: a finite time_left alone limits the move.
+        tc.match_ms = None;
+        assert_eq!(tc.plan(100), MovePlan::Instant);
+    }
+
+    #[test]
     fn increment_adds_to_share() {
         let base = TimeControl {
             turn_ms: 100_000,
-            match_ms: 100_000,
+            match_ms: Some(100_000),
             time_left_ms: Some(30_000),
             increment_ms: 0,
         };

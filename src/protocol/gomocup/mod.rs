@@ -514,7 +514,7 @@ impl<W: Write> Session<W> {
     fn info(&mut self, i: Info) {
         match i {
             Info::TimeoutTurn(v) => self.tc.turn_ms = v,
-            Info::TimeoutMatch(v) => self.tc.match_ms = v.max(0),
+            Info::TimeoutMatch(v) => self.tc.match_ms = Some(v.max(0)),
             Info::TimeLeft(v) => self.tc.time_left_ms = Some(v),
             Info::TimeIncrement(v) => self.tc.increment_ms = v.max(0),
             Info::MaxMemory(v) => {
