@@ -247,10 +247,16 @@ fn worker_loop<G: Game>(
                         event: e.clone(),
                     });
                 };
-                let result = match task {
+                // A panicking searcher (a bug) must not take the brain down: report an empty
+                // result (the front end then answers its fallback move) and keep serving.
+                let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match task {
                     Some(t) => t(searcher.as_mut(), &game, &limits, &stop, &mut on_event),
                     None => searcher.search(&game, &limits, &stop, &mut on_event),
-                };
+                }));
+                let result = run.unwrap_or_else(|_| {
+                    log::error!("search {id} panicked");
+                    SearchResult::default()
+                });
                 let _ = events.send(EngineEvent::Finished {
                     id,
                     result,
@@ -349,6 +355,34 @@ mod tests {
         e.stop();
         assert!(e.wait(id).unwrap().best.is_some());
         assert!(t0.elapsed() < Duration::from_secs(3));
+    }
+
+    struct Panicky;
+    impl Searcher<Gomoku> for Panicky {
+        fn name(&self) -> &'static str {
+            "panicky"
+        }
+        fn search(
+            &mut self,
+            _game: &Gomoku,
+            _limits: &Limits,
+            _stop: &AtomicBool,
+            _on_event: &mut dyn FnMut(&SearchEvent),
+        ) -> SearchResult {
+            panic!("searcher bug (expected in this test)")
+        }
+    }
+
+    #[test]
+    fn panicking_searcher_yields_empty_result_and_engine_survives() {
+        let mut e: Engine<Gomoku> = Engine::new(Box::new(Panicky));
+        let g = Gomoku::new(9, 9, Rule::Freestyle).unwrap();
+        for _ in 0..2 {
+            let r = e
+                .search_blocking(g.clone(), Limits::default(), None)
+                .unwrap();
+            assert_eq!(r.best, None);
+        }
     }
 
     #[test]

@@ -141,6 +141,8 @@ struct Session<W: Write> {
     deferred: VecDeque<Input>,
     /// Output failed (manager gone): stop.
     broken: bool,
+    /// The search thread is gone: answer static moves.
+    engine_dead: bool,
 }
 
 /// Runs the Gomocup protocol: `prefix` (lines already read by protocol detection) first, then
@@ -171,6 +173,7 @@ pub fn run<W: Write>(
         pending: None,
         deferred: prefix.into(),
         broken: false,
+        engine_dead: false,
     };
     s.main_loop(&input)
 }
@@ -281,6 +284,12 @@ impl<W: Write> Session<W> {
             };
             let never = crossbeam::channel::never();
             let input = if eof { &never } else { input };
+            let never_ev = crossbeam::channel::never();
+            let events = if self.engine_dead {
+                &never_ev
+            } else {
+                self.engine.events()
+            };
             select! {
                 recv(input) -> msg => match msg {
                     Ok(Input::Eof) | Err(_) => eof = true,
@@ -292,10 +301,15 @@ impl<W: Write> Session<W> {
                         }
                     }
                 },
-                recv(self.engine.events()) -> ev => match ev {
+                recv(events) -> ev => match ev {
                     Ok(ev) => self.on_engine_event(ev),
                     Err(_) => {
-                        // The search thread died: answer with the fallback.
+                        // The search thread is gone: answer with the fallback from now on.
+                        log::error!("search thread stopped; answering greedy moves");
+                        self.engine_dead = true;
+                        if let Some(p) = self.pending.as_mut() {
+                            p.fallback_at = None;
+                        }
                         self.answer_fallback();
                     }
                 },
@@ -724,7 +738,7 @@ impl<W: Write> Session<W> {
             }
         };
         let game_over = g.outcome().is_some();
-        let (Some(limits), false) = (limits, game_over) else {
+        let (Some(limits), false) = (limits, game_over || self.engine_dead) else {
             // No time (timeout_turn 0, clock run out) or nothing to search: a static answer
             // from the greedy player, run here (it takes microseconds).
             let mut lines = Vec::new();
@@ -826,7 +840,7 @@ impl<W: Write> Session<W> {
         let Some(p) = self.pending.as_ref() else {
             return;
         };
-        if p.fallback_at.is_some_and(|t| Instant::now() < t) {
+        if !self.engine_dead && p.fallback_at.is_some_and(|t| Instant::now() < t) {
             return;
         }
         log::warn!("search missed its deadline; answering with the fallback move");
