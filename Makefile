@@ -13,12 +13,35 @@ build:
 run: build
 	$(RELEASE)
 
+# engines/pbrain-pcn: a copy of the release binary under the Gomocup brain name convention
+# (managers want a real executable named pbrain-*). See engines/README.md.
 engines: build
 	mkdir -p engines
-	cp $(RELEASE) engines/pbrain-pcn
+	cp $(RELEASE) engines/pbrain-pcn.tmp
+	mv -f engines/pbrain-pcn.tmp engines/pbrain-pcn
 
-test: engines
+PY_TOOLS := .tools/py
+PYGOMO_VERSION := 0.1.1
+
+# pygomo-lib (a real Gomocup controller) goes under .tools/py; without pip or a package index
+# the real-client test is skipped with a notice.
+$(PY_TOOLS)/.pygomo-$(PYGOMO_VERSION):
+	@mkdir -p $(PY_TOOLS)
+	@if python3 -m pip --version >/dev/null 2>&1 && \
+	   python3 -m pip install --quiet --disable-pip-version-check --target $(PY_TOOLS) \
+	     pygomo-lib==$(PYGOMO_VERSION) >$(PY_TOOLS)/pip.log 2>&1; then \
+	  touch $@; \
+	else \
+	  echo "NOTICE: could not install pygomo-lib==$(PYGOMO_VERSION) (see $(PY_TOOLS)/pip.log); the real-client test will be skipped"; \
+	fi
+
+test: engines $(PY_TOOLS)/.pygomo-$(PYGOMO_VERSION)
 	$(CARGO) test --release
+	@if [ -f $(PY_TOOLS)/.pygomo-$(PYGOMO_VERSION) ]; then \
+	  PYTHONPATH=$(PY_TOOLS) python3 protocol_tests/pygomo/real_client.py engines/pbrain-pcn; \
+	else \
+	  echo "NOTICE: pygomo-lib not installed: real-client test (protocol_tests/pygomo) skipped"; \
+	fi
 
 bench: build
 	$(RELEASE) bench

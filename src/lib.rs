@@ -13,7 +13,9 @@
 //! - [`cli`]: subcommands of the `pcn` binary (bench, match, ...).
 
 pub mod cli;
+pub mod engine;
 pub mod game;
+pub mod protocol;
 pub mod search;
 pub mod sgf;
 pub mod util;

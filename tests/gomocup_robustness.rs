@@ -1,0 +1,403 @@
+//! Robustness and timing checks of the real binary in Gomocup mode. The timing tests are
+//! correctness checks with generous bounds (they must not flake on a loaded 2-core machine),
+//! not benchmarks: they use the `test-slow` player (spends its whole soft budget) and
+//! `test-stubborn` (ignores its budget; only the engine's hard deadline or YXSTOP stops it).
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{channel, Receiver};
+use std::time::{Duration, Instant};
+
+use pcn::util::Rng;
+
+struct Brain {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: Receiver<(String, Instant)>,
+}
+
+impl Brain {
+    fn spawn(args: &[&str]) -> Brain {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_pcn"))
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn pcn");
+        let stdout = child.stdout.take().expect("stdout");
+        let (tx, rx) = channel();
+        std::thread::spawn(move || {
+            for l in BufReader::new(stdout).lines() {
+                let Ok(l) = l else { break };
+                if tx.send((l, Instant::now())).is_err() {
+                    break;
+                }
+            }
+        });
+        let stdin = child.stdin.take();
+        Brain {
+            child,
+            stdin,
+            lines: rx,
+        }
+    }
+
+    fn send_bytes(&mut self, b: &[u8]) {
+        let s = self.stdin.as_mut().expect("stdin open");
+        s.write_all(b).expect("write");
+        s.flush().expect("flush");
+    }
+
+    /// Sends a line; returns when it was sent.
+    fn send(&mut self, l: &str) -> Instant {
+        self.send_bytes(format!("{l}\n").as_bytes());
+        Instant::now()
+    }
+
+    fn expect(&self, within: Duration) -> (String, Instant) {
+        self.lines
+            .recv_timeout(within)
+            .unwrap_or_else(|_| panic!("no reply within {within:?}"))
+    }
+
+    fn close(mut self) -> std::process::ExitStatus {
+        self.stdin = None;
+        let t0 = Instant::now();
+        loop {
+            if let Some(s) = self.child.try_wait().expect("wait") {
+                return s;
+            }
+            assert!(t0.elapsed() < Duration::from_secs(10), "pcn did not exit");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+}
+
+impl Drop for Brain {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+const ABOUT_PREFIX: &str = "name=\"pcn\"";
+
+fn is_point(l: &str, size: i64) -> bool {
+    let p: Vec<&str> = l.split(',').collect();
+    p.len() == 2
+        && p.iter()
+            .all(|v| v.parse::<i64>().is_ok_and(|n| (0..size).contains(&n)))
+}
+
+#[test]
+fn random_garbage_then_about() {
+    let mut b = Brain::spawn(&[]);
+    let mut rng = Rng::new(7);
+    let mut data = Vec::new();
+    for _ in 0..200_000 {
+        // Mostly random bytes, with newlines now and then.
+        let v = (rng.next_u64() & 0xFF) as u8;
+        data.push(if rng.below(40) == 0 { b'\n' } else { v });
+    }
+    data.push(b'\n');
+    b.send_bytes(&data);
+    b.send("ABOUT");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let (l, _) = b.expect(deadline.saturating_duration_since(Instant::now()));
+        assert!(
+            l.starts_with("UNKNOWN") || l.starts_with("ERROR") || l.starts_with(ABOUT_PREFIX),
+            "unexpected reply to garbage: {l:?}"
+        );
+        if l.starts_with(ABOUT_PREFIX) {
+            break;
+        }
+    }
+    // Still a working brain afterwards.
+    b.send("START 15");
+    assert_eq!(b.expect(Duration::from_secs(5)).0, "OK");
+    b.send("BEGIN");
+    assert!(is_point(&b.expect(Duration::from_secs(10)).0, 15));
+    b.send("END");
+    assert!(b.close().success());
+}
+
+#[test]
+fn megabyte_line_then_about() {
+    let mut b = Brain::spawn(&["gomocup"]);
+    let mut line = vec![b'A'; 1 << 20];
+    line.push(b'\n');
+    b.send_bytes(&line);
+    assert_eq!(b.expect(Duration::from_secs(10)).0, "ERROR line too long");
+    b.send("ABOUT");
+    assert!(b.expect(Duration::from_secs(5)).0.starts_with(ABOUT_PREFIX));
+    b.send("END");
+    assert!(b.close().success());
+}
+
+fn timed_move(player: &str, infos: &[&str]) -> Duration {
+    let mut b = Brain::spawn(&["--player", player, "gomocup"]);
+    b.send("START 15");
+    assert_eq!(b.expect(Duration::from_secs(5)).0, "OK");
+    for i in infos {
+        b.send(i);
+    }
+    let sent = b.send("TURN 7,7");
+    let (l, at) = b.expect(Duration::from_secs(20));
+    assert!(is_point(&l, 15), "not a move: {l}");
+    b.send("END");
+    at - sent
+}
+
+#[test]
+fn timeout_turn_is_used_and_respected() {
+    // The slow player spends its whole soft budget: the move must come after a good part of
+    // the second (the clock gave a real budget) and before it ends (plus pipe latency).
+    let t = timed_move("test-slow", &["INFO timeout_turn 1000"]);
+    assert!(t >= Duration::from_millis(500), "budget not used: {t:?}");
+    assert!(t < Duration::from_millis(1250), "late: {t:?}");
+}
+
+#[test]
+fn hard_deadline_stops_stubborn_searcher() {
+    let t = timed_move("test-stubborn", &["INFO timeout_turn 1000"]);
+    assert!(t < Duration::from_millis(1250), "late: {t:?}");
+}
+
+#[test]
+fn time_left_is_respected() {
+    let t = timed_move(
+        "test-stubborn",
+        &[
+            "INFO timeout_turn 30000",
+            "INFO timeout_match 100000",
+            "INFO time_left 600",
+        ],
+    );
+    assert!(t < Duration::from_millis(850), "late: {t:?}");
+}
+
+#[test]
+fn timeout_turn_zero_answers_at_once() {
+    let t = timed_move("test-stubborn", &["INFO timeout_turn 0"]);
+    assert!(t < Duration::from_millis(300), "not instant: {t:?}");
+}
+
+#[test]
+fn yxstop_during_long_search() {
+    let mut b = Brain::spawn(&["--player", "test-stubborn", "gomocup"]);
+    b.send("START 15");
+    assert_eq!(b.expect(Duration::from_secs(5)).0, "OK");
+    b.send("INFO timeout_turn 60000");
+    b.send("TURN 7,7");
+    // INFO during the search is accepted silently and nothing is answered yet.
+    std::thread::sleep(Duration::from_millis(300));
+    b.send("INFO time_left 50000");
+    assert!(b.lines.try_recv().is_err(), "answered before YXSTOP");
+    let sent = b.send("YXSTOP");
+    let (l, at) = b.expect(Duration::from_secs(10));
+    assert!(is_point(&l, 15), "not a move: {l}");
+    assert!(
+        at - sent < Duration::from_millis(500),
+        "slow stop: {:?}",
+        at - sent
+    );
+    b.send("END");
+    assert!(b.close().success());
+}
+
+#[test]
+fn end_during_search_exits_promptly() {
+    let mut b = Brain::spawn(&["--player", "test-stubborn", "gomocup"]);
+    b.send("START 15");
+    assert_eq!(b.expect(Duration::from_secs(5)).0, "OK");
+    b.send("INFO timeout_turn 60000");
+    b.send("BEGIN");
+    std::thread::sleep(Duration::from_millis(200));
+    let sent = b.send("END");
+    let t0 = Instant::now();
+    loop {
+        if let Some(s) = b.child.try_wait().expect("wait") {
+            assert!(s.success());
+            break;
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(1),
+            "END did not exit in 1 s"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert!(sent.elapsed() < Duration::from_secs(2));
+    // Nothing was printed after END (the move of the interrupted search is dropped).
+    assert!(b.lines.recv_timeout(Duration::from_millis(200)).is_err());
+}
+
+#[test]
+fn gtp_is_refused_cleanly() {
+    let mut b = Brain::spawn(&[]);
+    b.send("protocol_version");
+    let st = b.close();
+    assert_eq!(st.code(), Some(2));
+}
+
+#[test]
+fn bad_options_fail() {
+    for args in [
+        &["--threads", "0"][..],
+        &["--nodes", "x"],
+        &["--player", "nobody", "gomocup"],
+        &["--bogus"],
+    ] {
+        let st = Command::new(env!("CARGO_BIN_EXE_pcn"))
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .expect("run");
+        assert!(!st.success(), "{args:?} accepted");
+    }
+}
+
+/// In-process fuzzing: thousands of random, mostly well-formed command lines (random
+/// numbers, including extreme ones, random block contents, CRLF, case changes) must never
+/// panic, and every output line must be a protocol line.
+#[test]
+fn random_commands_never_panic() {
+    use pcn::protocol::gomocup::{run, Options};
+    use pcn::protocol::Input;
+    let mut rng = Rng::new(2026);
+    let words = [
+        "START",
+        "RECTSTART",
+        "RESTART",
+        "BEGIN",
+        "TURN",
+        "BOARD",
+        "YXBOARD",
+        "SWAP2BOARD",
+        "INFO",
+        "ABOUT",
+        "PLAY",
+        "TAKEBACK",
+        "YXSTOP",
+        "STOP",
+        "YXHASHCLEAR",
+        "YXNBEST",
+        "YXSHOWFORBID",
+        "YXSHOWINFO",
+        "DONE",
+        "FOO",
+        "",
+    ];
+    let keys = [
+        "timeout_turn",
+        "timeout_match",
+        "time_left",
+        "max_memory",
+        "game_type",
+        "rule",
+        "evaluate",
+        "folder",
+        "max_node",
+        "max_depth",
+        "thread_num",
+        "time_increment",
+        "zzz",
+    ];
+    let nums = [
+        "0",
+        "1",
+        "4",
+        "5",
+        "7",
+        "8",
+        "9",
+        "14",
+        "15",
+        "19",
+        "20",
+        "21",
+        "22",
+        "23",
+        "-1",
+        "2147483647",
+        "99999999999",
+        "-9223372036854775808",
+        "x",
+        "",
+    ];
+    let num = |rng: &mut Rng| nums[rng.below(nums.len())].to_string();
+    let (tx, rx) = crossbeam::channel::unbounded();
+    let mut sent = 0;
+    for _ in 0..6000 {
+        let w = words[rng.below(words.len())];
+        let mut l = match w {
+            "START" | "YXNBEST" => format!("{w} {}", num(&mut rng)),
+            "RECTSTART" | "TURN" | "PLAY" | "TAKEBACK" => {
+                format!("{w} {},{}", num(&mut rng), num(&mut rng))
+            }
+            "INFO" => {
+                let k = keys[rng.below(keys.len())];
+                format!("INFO {k} {}", num(&mut rng))
+            }
+            "" => format!("{},{},{}", num(&mut rng), num(&mut rng), num(&mut rng)),
+            _ => w.to_string(),
+        };
+        // Keep the time limits small so the test stays fast.
+        if l.starts_with("INFO timeout_turn") {
+            l = "INFO timeout_turn 5".into();
+        }
+        if rng.below(5) == 0 {
+            l = l.to_lowercase();
+        }
+        if rng.below(5) == 0 {
+            l.push('\r');
+        }
+        if !l.starts_with("START") || rng.below(3) == 0 {
+            tx.send(Input::Line {
+                text: l,
+                at: Instant::now(),
+            })
+            .expect("send");
+            sent += 1;
+        }
+        if sent % 40 == 0 {
+            tx.send(Input::Line {
+                text: "START 15".into(),
+                at: Instant::now(),
+            })
+            .expect("send");
+        }
+    }
+    tx.send(Input::Eof).expect("send");
+    let mut out = Vec::new();
+    let opts = Options {
+        nodes: Some(50),
+        ..Options::default()
+    };
+    let code = run(
+        rx,
+        Vec::new(),
+        &mut out,
+        Box::new(pcn::search::greedy::Greedy),
+        opts,
+    );
+    assert_eq!(code, 0);
+    let text = String::from_utf8(out).expect("utf8 output");
+    let mut moves = 0;
+    for l in text.lines() {
+        let ok = l == "OK"
+            || l == "SWAP"
+            || l.starts_with("ERROR ")
+            || l.starts_with("UNKNOWN ")
+            || l.starts_with("MESSAGE ")
+            || l.starts_with("FORBID ")
+            || l.starts_with(ABOUT_PREFIX)
+            || l.split(' ').all(|p| is_point(p, 22));
+        assert!(ok, "bad output line {l:?}");
+        moves += usize::from(is_point(l, 22));
+    }
+    assert!(moves > 50, "too few moves played: {moves}");
+}
