@@ -21,16 +21,21 @@ use crate::game::gomoku::pattern::EMPTY;
 use crate::game::gomoku::{Gomoku, Pattern, Rule};
 use crate::game::{Color, Game, Move, Outcome};
 
-/// Whether `color` playing the empty `cell` wins at once: a five, or under 4T a move with two
-/// or more completion points (an open four, two fours in one line, or fours in two lines).
+/// Whether `color` playing the empty `cell` wins at once: a five, or under 4T (where fives are
+/// never checked) a move with two or more completion points (an open four, two fours in one
+/// line, or fours in two lines).
 #[inline]
 pub fn wins_at(g: &Gomoku, cell: usize, color: Color) -> bool {
     let p = g.patterns(cell, color);
-    if p.contains(&Pattern::F5) {
-        return true;
+    if g.rule() == Rule::FourT {
+        // 4T never checks fives (every four is blocked at once); two completion points win.
+        return p.contains(&Pattern::F4)
+            || p.iter()
+                .filter(|&&x| x == Pattern::B4 || x == Pattern::F4)
+                .count()
+                >= 2;
     }
-    g.rule() == Rule::FourT
-        && (p.contains(&Pattern::F4) || p.iter().filter(|&&x| x == Pattern::B4).count() >= 2)
+    p.contains(&Pattern::F5)
 }
 
 /// Whether `color` may play the empty `cell` (renju forbidden points; a five is always allowed).
@@ -57,6 +62,64 @@ pub fn makes_winning_threat(g: &Gomoku, cell: usize, color: Color) -> bool {
                 >= 2
     };
     hit && (!black_renju || !g.is_forbidden(cell))
+}
+
+/// Exact version of [`makes_winning_threat`]: under caro a four's five can be killed by
+/// blocking its far end, so there the claim is verified by trying every reply on the lines
+/// through `cell`; under the other rules it is the pattern test. The game is left unchanged.
+pub fn is_winning_threat(g: &mut Gomoku, cell: usize, color: Color) -> bool {
+    if !makes_winning_threat(g, cell, color) {
+        return false;
+    }
+    if !matches!(g.rule(), Rule::Caro | Rule::CaroExact) {
+        return true;
+    }
+    g.play_unchecked(g.move_of(cell));
+    let mut ok = true;
+    let mut region = Vec::with_capacity(40);
+    region_cells(g, cell, 5, &mut region);
+    for r in region {
+        g.play_unchecked(g.move_of(r));
+        let alive = has_five_near(g, cell, color);
+        g.undo();
+        if !alive {
+            ok = false;
+            break;
+        }
+    }
+    g.undo();
+    ok
+}
+
+/// Empty cells on the four lines through `cell` within `reach` (excluding `cell`).
+fn region_cells(g: &Gomoku, cell: usize, reach: isize, out: &mut Vec<usize>) {
+    out.clear();
+    for d in 0..4 {
+        let delta = g.delta(d);
+        for k in -reach..=reach {
+            if k == 0 {
+                continue;
+            }
+            let q = (cell as isize + k * delta) as usize;
+            if g.cell_value(q) == EMPTY {
+                out.push(q);
+            }
+        }
+    }
+}
+
+/// Whether `color` has a five point on the lines through `cell` (within 4).
+fn has_five_near(g: &Gomoku, cell: usize, color: Color) -> bool {
+    for d in 0..4 {
+        let delta = g.delta(d);
+        for k in -4isize..=4 {
+            let q = (cell as isize + k * delta) as usize;
+            if k != 0 && g.cell_value(q) == EMPTY && g.makes_five(q, color) {
+                return true;
+            }
+        }
+    }
+    false
 }
 
 /// Whether `color` playing `cell` makes at least one four (some direction B4/F4).
@@ -111,7 +174,8 @@ pub fn threat_defences(g: &mut Gomoku) -> Option<Vec<Move>> {
         .cell_range()
         .filter(|&c| g.cell_value(c) == EMPTY && makes_winning_threat(g, c, opp))
         .collect();
-    if threats.is_empty() {
+    let any_real = threats.into_iter().any(|c| is_winning_threat(g, c, opp));
+    if !any_real {
         return None;
     }
     let mut out = Vec::new();
@@ -128,9 +192,13 @@ pub fn threat_defences(g: &mut Gomoku) -> Option<Vec<Move>> {
             continue;
         }
         g.play_unchecked(g.move_of(c));
-        let stopped = !g
+        let threats_left: Vec<usize> = g
             .cell_range()
-            .any(|p| g.cell_value(p) == EMPTY && makes_winning_threat(g, p, opp));
+            .filter(|&p| g.cell_value(p) == EMPTY && makes_winning_threat(g, p, opp))
+            .collect();
+        let stopped = !threats_left
+            .into_iter()
+            .any(|p| is_winning_threat(g, p, opp));
         g.undo();
         if stopped {
             out.push(g.move_of(c));
@@ -273,21 +341,8 @@ impl Search<'_, '_, '_> {
         self.budget.nodes += 1;
     }
 
-    /// Empty cells on the four lines through `cell` within `reach`, deduplicated by geometry.
     fn line_cells(&self, cell: usize, reach: isize, out: &mut Vec<usize>) {
-        out.clear();
-        for d in 0..4 {
-            let delta = self.g.delta(d);
-            for k in -reach..=reach {
-                if k == 0 {
-                    continue;
-                }
-                let q = (cell as isize + k * delta) as usize;
-                if self.g.cell_value(q) == EMPTY {
-                    out.push(q);
-                }
-            }
-        }
+        region_cells(self.g, cell, reach, out);
     }
 
     /// Five points of `color` on the lines through `cell` (up to 3 collected).
@@ -312,8 +367,8 @@ impl Search<'_, '_, '_> {
         })
     }
 
-    /// After the attacker's winning-threat move `p` (already known to leave two winning points
-    /// or to win at once under 4T), plays out a concrete finish and returns it reversed.
+    /// After the attacker's winning-threat move `p` (already proven by [`is_winning_threat`]
+    /// or winning at once under 4T), plays out a concrete finish and returns it reversed.
     fn finish(&mut self, p: usize) -> Option<RevLine> {
         let a = self.g.to_move();
         self.play(p);
@@ -332,7 +387,7 @@ impl Search<'_, '_, '_> {
         if let Some(r) = reply {
             self.play(r);
             if self.g.outcome().is_none() {
-                if let Some(&f) = fives.iter().find(|&&f| self.g.cell_value(f) == EMPTY) {
+                if let Some(f) = self.fives_near(p, a).first().copied() {
                     out = Some(vec![
                         self.g.move_of(f),
                         self.g.move_of(r),
@@ -358,6 +413,8 @@ impl Search<'_, '_, '_> {
         let a = self.g.to_move();
         let d = a.opp();
         let forced = self.g.forced_point().map(|m| self.g.cell_of(m));
+        // Under 4T only the forced point constrains the attacker (fives are never checked).
+        let four_t = self.g.rule() == Rule::FourT;
 
         // One pass over the board: wins, opponent fives, winning threats, fours and threes.
         let mut d_fives: [usize; 2] = [0; 2];
@@ -374,10 +431,10 @@ impl Search<'_, '_, '_> {
             }
             let pa = self.g.patterns(c, a);
             let best = pa.iter().copied().max().unwrap_or(Pattern::Dead);
-            if best == Pattern::F5 || (best >= Pattern::B4 && wins_at(self.g, c, a)) {
+            if best >= Pattern::B4 && wins_at(self.g, c, a) {
                 return Some(vec![self.g.move_of(c)]);
             }
-            if self.g.makes_five(c, d) {
+            if !four_t && self.g.makes_five(c, d) {
                 if nd < 2 {
                     d_fives[nd] = c;
                 }
@@ -386,6 +443,9 @@ impl Search<'_, '_, '_> {
             if best >= Pattern::B4 {
                 if threat_pt.is_none() && makes_winning_threat(self.g, c, a) {
                     threat_pt = Some(c);
+                }
+                if threat_pt == Some(c) && !is_winning_threat(self.g, c, a) {
+                    threat_pt = None;
                 }
                 fours.push((move_score(&pa), c));
             } else if self.vct
@@ -450,45 +510,76 @@ impl Search<'_, '_, '_> {
         None
     }
 
-    /// The attacker plays the four `c`; the defender must block (or cannot).
+    /// The attacker plays the four `c`; every reply that removes its five points is searched:
+    /// the completion point (4T: the forced point), and under caro also the far ends that
+    /// leave a five blocked at both ends. A renju Black defender cannot block on a forbidden
+    /// point.
     fn try_four(&mut self, c: usize, depth: u32) -> Option<RevLine> {
         let a = self.g.to_move();
         self.play(c);
-        let mut res = None;
-        let fives = self.fives_near(c, a);
-        if self.g.outcome().is_some() {
-            // A win was handled by the caller; anything else (a draw) is no win.
-        } else if fives.len() >= 2 {
-            // Reached through a forced block that also made an open four.
-            self.g.undo();
-            return self.finish(c);
-        } else if fives.len() == 1 {
-            let w = fives[0];
-            let d = self.g.to_move();
-            if !allowed(self.g, w, d) {
-                // Renju: Black cannot block on a forbidden point.
-                if let Some(x) = self.any_legal(&[w]) {
-                    res = Some(vec![
-                        self.g.move_of(w),
-                        self.g.move_of(x),
-                        self.g.move_of(c),
-                    ]);
-                }
-            } else {
-                self.play(w);
-                let lost = matches!(self.g.outcome(), Some(Outcome::Win(x)) if x == d);
-                if !lost {
-                    if let Some(mut l) = self.attack(depth - 1) {
-                        l.push(self.g.move_of(w));
-                        l.push(self.g.move_of(c));
-                        res = Some(l);
-                    }
-                }
-                self.g.undo();
-            }
-        }
+        let res = self.four_replies(c, a, depth);
         self.g.undo();
         res
+    }
+
+    fn four_replies(&mut self, c: usize, a: Color, depth: u32) -> Option<RevLine> {
+        if self.g.outcome().is_some() {
+            // A win was handled by the caller; anything else (a draw) is no win.
+            return None;
+        }
+        let fives = self.fives_near(c, a);
+        if fives.is_empty() {
+            return None;
+        }
+        let d = self.g.to_move();
+        let mut defs: Vec<usize> = Vec::with_capacity(4);
+        if let Some(f) = self.g.forced_point() {
+            defs.push(self.g.cell_of(f));
+        } else {
+            defs.extend(fives.iter().copied().filter(|&w| allowed(self.g, w, d)));
+            if matches!(self.g.rule(), Rule::Caro | Rule::CaroExact) {
+                let mut region = Vec::with_capacity(40);
+                self.line_cells(c, 5, &mut region);
+                for r in region {
+                    if defs.contains(&r) || fives.contains(&r) || !allowed(self.g, r, d) {
+                        continue;
+                    }
+                    self.g.play_unchecked(self.g.move_of(r));
+                    let alive = has_five_near(self.g, c, a);
+                    self.g.undo();
+                    if !alive {
+                        defs.push(r);
+                    }
+                }
+            }
+        }
+        if defs.is_empty() {
+            // Renju: Black cannot block on a forbidden point; any reply loses to the five.
+            let x = self.any_legal(&fives)?;
+            self.play(x);
+            let f = self.fives_near(c, a).first().copied();
+            self.g.undo();
+            let f = f?;
+            return Some(vec![
+                self.g.move_of(f),
+                self.g.move_of(x),
+                self.g.move_of(c),
+            ]);
+        }
+        let mut first: Option<RevLine> = None;
+        for w in defs {
+            self.play(w);
+            let lost = matches!(self.g.outcome(), Some(Outcome::Win(x)) if x == d);
+            let r = if lost { None } else { self.attack(depth - 1) };
+            self.g.undo();
+            let mut l = r?;
+            if first.is_none() {
+                l.push(self.g.move_of(w));
+                l.push(self.g.move_of(c));
+                first = Some(l);
+            }
+        }
+        first
     }
 
     /// The attacker plays the three `c`; every defence that could stop it must be refuted.
@@ -510,7 +601,7 @@ impl Search<'_, '_, '_> {
         self.line_cells(c, 5, &mut buf);
         let mut threats: Vec<usize> = Vec::new();
         for &q in &buf {
-            if !threats.contains(&q) && makes_winning_threat(self.g, q, a) {
+            if !threats.contains(&q) && is_winning_threat(self.g, q, a) {
                 threats.push(q);
             }
         }
@@ -556,9 +647,13 @@ impl Search<'_, '_, '_> {
                 continue;
             }
             self.play(q);
-            let still = threats
-                .iter()
-                .any(|&p| self.g.cell_value(p) == EMPTY && makes_winning_threat(self.g, p, a));
+            let mut still = false;
+            for &p in &threats {
+                if self.g.cell_value(p) == EMPTY && is_winning_threat(self.g, p, a) {
+                    still = true;
+                    break;
+                }
+            }
             self.g.undo();
             if !still {
                 defences.push(q);
