@@ -74,6 +74,9 @@ pub fn is_winning_threat(g: &mut Gomoku, cell: usize, color: Color) -> bool {
     if !matches!(g.rule(), Rule::Caro | Rule::CaroExact) {
         return true;
     }
+    // The check may run with either side to move (defender nodes ask about the attacker).
+    let saved = g.to_move();
+    g.set_to_move(color);
     g.play_unchecked(g.move_of(cell));
     let mut ok = true;
     let mut region = Vec::with_capacity(40);
@@ -88,6 +91,7 @@ pub fn is_winning_threat(g: &mut Gomoku, cell: usize, color: Color) -> bool {
         }
     }
     g.undo();
+    g.set_to_move(saved);
     ok
 }
 
