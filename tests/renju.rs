@@ -612,10 +612,10 @@ fn agrees_with_naive_on_random_positions() {
     for _ in 0..400 {
         let mut g = Gomoku::new(15, 15, Rule::Renju).expect("size");
         // Stones clustered in a 9x9 window, Black-heavy, so threes and fours are common.
-        let n = 20 + rng.below(40) as usize;
+        let n = 20 + rng.below(40);
         for _ in 0..n {
-            let x = 3 + rng.below(9) as usize;
-            let y = 3 + rng.below(9) as usize;
+            let x = 3 + rng.below(9);
+            let y = 3 + rng.below(9);
             let m = (y * 15 + x) as Move;
             let c = if rng.below(3) == 0 {
                 Color::White

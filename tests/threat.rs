@@ -1126,3 +1126,45 @@ fn helpers() {
     .is_none());
     let _ = ThreatSolver::default();
 }
+
+/// Speed on the shared Gomoku problem positions (release mode; run with `--ignored
+/// --nocapture`). Skips when ../shared is absent.
+#[test]
+#[ignore]
+fn speed_on_shared_problems() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/problems/gomoku");
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        eprintln!("SKIP: {} is absent", dir.display());
+        return;
+    };
+    let mut positions = Vec::new();
+    for e in entries.flatten() {
+        let Ok(text) = std::fs::read_to_string(e.path()) else {
+            continue;
+        };
+        let mut g = Gomoku::new(15, 15, Rule::Freestyle).expect("size");
+        let b = text.as_bytes();
+        for i in 1..b.len().saturating_sub(4) {
+            if (b[i] == b'B' || b[i] == b'W')
+                && b[i + 1] == b'['
+                && b[i + 4] == b']'
+                && b[i - 1] == b';'
+            {
+                let x = (b[i + 2] - b'a') as usize;
+                let y = 14 - (b[i + 3] - b'a') as usize;
+                let c = if b[i] == b'B' {
+                    Color::Black
+                } else {
+                    Color::White
+                };
+                g.place((y * 15 + x) as Move, c).expect("sgf move");
+            }
+        }
+        positions.push(g);
+    }
+    eprint!(
+        "{}",
+        threat::speed_report_on("problems", &positions, 1_000_000)
+    );
+    eprint!("{}", threat::speed_report());
+}

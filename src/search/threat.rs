@@ -485,8 +485,8 @@ impl Search<'_, '_, '_> {
             fours.retain(|&(_, c)| c == m);
             threes.retain(|&(_, c)| c == m);
         }
-        fours.sort_unstable_by(|x, y| y.0.cmp(&x.0));
-        threes.sort_unstable_by(|x, y| y.0.cmp(&x.0));
+        fours.sort_unstable_by_key(|x| std::cmp::Reverse(x.0));
+        threes.sort_unstable_by_key(|x| std::cmp::Reverse(x.0));
 
         for &(_, c) in &fours {
             if !allowed(self.g, c, a) {
@@ -695,50 +695,55 @@ impl Search<'_, '_, '_> {
     }
 }
 
-/// Measures VCF and VCT speed (nodes per second) on a few fixed, realistic middle-game
-/// positions (freestyle and renju, 15x15) and returns a one-line-per-search report.
-pub fn speed_report() -> String {
-    // Positions as GTP move sequences (Black first), chosen to have several fours and threes
-    // for both sides so the searches have work to do.
-    const POSITIONS: &[(&str, Rule, &str)] = &[
-        (
-            "open-a",
-            Rule::Freestyle,
-            "H8 J9 J8 G8 K9 H7 G9 K7 H10 J10 L8 J7 H6 G7 F7 K10",
-        ),
-        (
-            "open-b",
-            Rule::Freestyle,
-            "H8 H9 G9 J7 J8 G10 K9 L10 G7 F6 K7 K8 H6 J6 F8 E7 G5 L8",
-        ),
-        (
-            "renju-a",
-            Rule::Renju,
-            "H8 J9 J8 G8 K9 H7 G9 K7 H10 J10 L8 J7 H6 G7 F7 K10",
-        ),
-    ];
-    let mut out = String::new();
-    let stop = AtomicBool::new(false);
-    for &(name, rule, moves) in POSITIONS {
+/// Middle-game positions for speed measurements: seeded games where each side plays one of
+/// the three best points by the greedy pattern score, sampled between plies 20 and 40.
+pub fn sample_positions(rule: Rule, count: usize, seed: u64) -> Vec<Gomoku> {
+    use crate::search::greedy::{candidates, cell_score};
+    let mut rng = crate::util::Rng::new(seed);
+    let mut out = Vec::with_capacity(count);
+    let mut cands = Vec::new();
+    let mut tries = 0;
+    while out.len() < count && tries < count * 20 {
+        tries += 1;
         let Ok(mut g) = Gomoku::new(15, 15, rule) else {
-            continue;
+            break;
         };
-        let mut ok = true;
-        for s in moves.split_whitespace() {
-            match g.parse_gtp(s) {
-                Ok(m) if g.play(m).is_ok() => {}
-                _ => ok = false,
+        let stop_at = 20 + rng.below(21);
+        while g.ply() < stop_at && g.outcome().is_none() {
+            candidates(&g, &mut cands);
+            let me = g.to_move();
+            let mut scored: Vec<(i32, usize)> = cands
+                .iter()
+                .map(|&c| (cell_score(&g, c, me) + cell_score(&g, c, me.opp()), c))
+                .collect();
+            scored.sort_unstable_by_key(|x| std::cmp::Reverse(x.0));
+            if scored.is_empty() {
+                break;
             }
+            let pick = scored[rng.below(scored.len().min(3))].1;
+            g.play_unchecked(g.move_of(pick));
         }
-        if !ok {
-            out.push_str(&format!("{name}: bad position\n"));
-            continue;
+        if g.outcome().is_none() && g.ply() == stop_at {
+            out.push(g);
         }
-        for (kind, vct_mode, depth, nodes) in
-            [("vcf", false, 30, 2_000_000), ("vct", true, 8, 2_000_000)]
-        {
-            let mut solver = ThreatSolver::new(20);
-            let limits = Limits::nodes(nodes);
+    }
+    out
+}
+
+/// Runs VCF (depth 30) and VCT (depth 10) on each position with a node cap per search and
+/// returns one line per search kind: total nodes, time, nodes per second and wins found.
+pub fn speed_report_on(label: &str, positions: &[Gomoku], node_cap: u64) -> String {
+    let stop = AtomicBool::new(false);
+    let mut out = String::new();
+    for (kind, vct_mode, depth) in [("vcf", false, 30), ("vct", true, 10)] {
+        let mut nodes = 0u64;
+        let mut wins = 0;
+        let mut secs = 0.0f64;
+        let mut solver = ThreatSolver::new(20);
+        for p in positions {
+            let mut g = p.clone();
+            solver.clear();
+            let limits = Limits::nodes(node_cap);
             let mut budget = Budget::new(&limits, &stop);
             let t = Instant::now();
             let r = if vct_mode {
@@ -746,19 +751,27 @@ pub fn speed_report() -> String {
             } else {
                 solver.vcf(&mut g, &mut budget, depth)
             };
-            let secs = t.elapsed().as_secs_f64().max(1e-9);
-            out.push_str(&format!(
-                "{name} ({}) {kind}: {} nodes in {:.3} s = {:.0} nodes/s, result {}\n",
-                rule.name(),
-                budget.nodes,
-                secs,
-                budget.nodes as f64 / secs,
-                match r {
-                    Some(l) => format!("win in {} plies", l.len()),
-                    None => "none".to_string(),
-                }
-            ));
+            secs += t.elapsed().as_secs_f64();
+            nodes += budget.nodes;
+            wins += r.is_some() as usize;
         }
+        out.push_str(&format!(
+            "{label} {kind}: {} positions, {nodes} nodes in {:.3} s = {:.0} nodes/s, {wins} wins\n",
+            positions.len(),
+            secs,
+            nodes as f64 / secs.max(1e-9),
+        ));
+    }
+    out
+}
+
+/// Measures VCF and VCT speed (nodes per second) on sampled freestyle and renju middle-game
+/// positions (see [`sample_positions`]); one line per rule and search kind.
+pub fn speed_report() -> String {
+    let mut out = String::new();
+    for rule in [Rule::Freestyle, Rule::Renju] {
+        let positions = sample_positions(rule, 40, 0x5EED_0001);
+        out.push_str(&speed_report_on(rule.name(), &positions, 200_000));
     }
     out
 }
