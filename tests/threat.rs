@@ -1168,3 +1168,137 @@ fn speed_on_shared_problems() {
     );
     eprint!("{}", threat::speed_report());
 }
+
+// ---------------------------------------------------------------------------------------
+// Renju and 4T: a naive VCF that knows nothing but the game's own rules (legal moves,
+// outcome, the 4T forced point), with every legal defender reply examined.
+
+fn wins_now(g: &mut Gomoku) -> bool {
+    let me = g.to_move();
+    let mut legal = Vec::new();
+    g.legal_moves(&mut legal);
+    legal.into_iter().any(|m| {
+        g.play_unchecked(m);
+        let w = g.outcome() == Some(Outcome::Win(me));
+        g.undo();
+        w
+    })
+}
+
+/// After the attacker's move (defender to move): was it a four? Under 4T a four is a move
+/// that forces the reply (a threat to win at once there is an open three, not a four);
+/// otherwise, would the attacker win at once if it could move again?
+fn forcing(g: &Gomoku, a: Color) -> bool {
+    if g.rule() == Rule::FourT {
+        return g.forced_point().is_some();
+    }
+    let mut h = g.clone();
+    h.set_to_move(a);
+    wins_now(&mut h)
+}
+
+fn naive_game_vcf(g: &mut Gomoku, depth: u32) -> bool {
+    if wins_now(g) {
+        return true;
+    }
+    if depth == 0 {
+        return false;
+    }
+    let a = g.to_move();
+    let mut legal = Vec::new();
+    g.legal_moves(&mut legal);
+    for m in legal {
+        g.play_unchecked(m);
+        let mut ok = g.outcome().is_none() && forcing(g, a);
+        if ok {
+            let mut replies = Vec::new();
+            g.legal_moves(&mut replies);
+            for r in replies {
+                g.play_unchecked(r);
+                let lost = g.outcome() == Some(Outcome::Win(a.opp()));
+                let good = !lost && naive_game_vcf(g, depth - 1);
+                g.undo();
+                if !good {
+                    ok = false;
+                    break;
+                }
+            }
+        }
+        g.undo();
+        if ok {
+            return true;
+        }
+    }
+    false
+}
+
+#[test]
+fn renju_and_4t_vcf_agree_with_naive_game_search() {
+    let mut rng = Rng::new(0x4E11_0777);
+    for rule in [Rule::Renju, Rule::FourT] {
+        let mut wins = 0;
+        let mut n = 0;
+        while n < 150 {
+            let stones = 18 + rng.below(14);
+            let Some(mut g) = random_position(&mut rng, rule, 9, stones) else {
+                continue;
+            };
+            // A setup position may have a pending 4T forced point; keep it (it is the rule).
+            n += 1;
+            let depth = if n % 5 == 0 { 2 } else { 1 };
+            let found = solve(&mut g, false, depth).is_some();
+            let mut h = g.clone();
+            if naive_game_vcf(&mut h, depth) {
+                assert!(
+                    found,
+                    "{rule:?}: naive finds a VCF the engine misses\n{g:?}"
+                );
+            }
+            if found {
+                assert!(
+                    naive_game_vcf(&mut h, depth + 1),
+                    "{rule:?}: engine VCF not confirmed\n{g:?}"
+                );
+                wins += 1;
+            }
+        }
+        eprintln!("{rule:?}: {n} positions, {wins} VCF wins");
+        assert!(wins > 5, "{rule:?}: random positions should contain wins");
+    }
+}
+
+/// VCT on random positions under every rule: each returned line must replay legally to a win
+/// (checked inside `solve`), and a VCF win must also be a VCT win.
+#[test]
+fn vct_lines_replay_under_every_rule() {
+    let mut rng = Rng::new(0x7C7_2026);
+    for rule in [
+        Rule::Freestyle,
+        Rule::Exact,
+        Rule::Renju,
+        Rule::Caro,
+        Rule::CaroExact,
+        Rule::FourT,
+    ] {
+        let mut wins = 0;
+        let mut n = 0;
+        while n < 40 {
+            let stones = 14 + rng.below(20);
+            let Some(mut g) = random_position(&mut rng, rule, 11, stones) else {
+                continue;
+            };
+            n += 1;
+            let vcf = solve(&mut g, false, 4).is_some();
+            let vct = solve(&mut g, true, 3).is_some();
+            if vcf {
+                assert!(vct, "{rule:?}: VCF win but no VCT win\n{g:?}");
+            }
+            wins += vct as usize;
+        }
+        eprintln!("{rule:?}: {wins} VCT wins in 40 positions");
+        assert!(
+            wins > 0,
+            "{rule:?}: random positions should contain VCT wins"
+        );
+    }
+}

@@ -28,14 +28,48 @@ use crate::game::{Color, Game, Move, Outcome};
 pub fn wins_at(g: &Gomoku, cell: usize, color: Color) -> bool {
     let p = g.patterns(cell, color);
     if g.rule() == Rule::FourT {
-        // 4T never checks fives (every four is blocked at once); two completion points win.
-        return p.contains(&Pattern::F4)
-            || p.iter()
-                .filter(|&&x| x == Pattern::B4 || x == Pattern::F4)
-                .count()
-                >= 2;
+        // 4T never checks fives; two completion points win (a five-making move included,
+        // when its five-cell windows leave two empty points).
+        return p.iter().any(|&x| x >= Pattern::B4) && four_t_completions(g, cell, color) >= 2;
     }
     p.contains(&Pattern::F5)
+}
+
+/// 4T: the number of distinct completion points `color` would get by playing the empty
+/// `cell`: empty cells of five-cell windows through `cell`, on the board, free of opponent
+/// stones, holding four stones of `color` (the rule text of the shared README, §7.1).
+pub fn four_t_completions(g: &Gomoku, cell: usize, color: Color) -> usize {
+    let own = color.index() as u8 + 1;
+    let mut found = [0usize; 8];
+    let mut n = 0;
+    for d in 0..4 {
+        let delta = g.delta(d);
+        for start in -4isize..=0 {
+            let mut count = 0;
+            let mut empty = usize::MAX;
+            let mut ok = true;
+            for i in start..start + 5 {
+                let q = (cell as isize + i * delta) as usize;
+                if q == cell {
+                    count += 1;
+                    continue;
+                }
+                match g.cell_value(q) {
+                    v if v == own => count += 1,
+                    EMPTY => empty = q,
+                    _ => {
+                        ok = false;
+                        break;
+                    }
+                }
+            }
+            if ok && count == 4 && empty != usize::MAX && !found[..n].contains(&empty) && n < 8 {
+                found[n] = empty;
+                n += 1;
+            }
+        }
+    }
+    n
 }
 
 /// Whether `color` may play the empty `cell` (renju forbidden points; a five is always allowed).
@@ -49,6 +83,9 @@ pub fn allowed(g: &Gomoku, cell: usize, color: Color) -> bool {
 /// fours). Under 4T such a move wins at once. Checks renju legality.
 #[inline]
 pub fn makes_winning_threat(g: &Gomoku, cell: usize, color: Color) -> bool {
+    if g.rule() == Rule::FourT {
+        return wins_at(g, cell, color);
+    }
     let p = g.patterns(cell, color);
     let black_renju = color == Color::Black && g.rule() == Rule::Renju;
     let hit = if black_renju {
