@@ -9,7 +9,10 @@
 //! returned line is always a sound win (the searches may miss wins: they are bounded by depth
 //! and budget).
 //!
-//! Depth counts attacker moves. Failed positions are remembered in a small fixed-size table
+//! Depth counts attacker moves before the finishing ones: at depth 0 the attacker still wins
+//! with an immediate five or an unstoppable open four / four-four (4T: a double completion).
+//! Use [`ThreatSolver`] to keep the failure table between searches; [`vcf`]/[`vct`] allocate
+//! a fresh one per call. Failed positions are remembered in a small fixed-size table
 //! (hash -> depth searched), so a transposition is not searched again at the same or a
 //! smaller depth.
 
@@ -190,9 +193,11 @@ pub fn immediate_win(g: &Gomoku) -> Option<Move> {
         .map(|c| g.move_of(c))
 }
 
-/// The opponent's immediate winning points (its fives; under 4T also its double-completion
-/// points), which the side to move must occupy unless it wins first. Under 4T, when a forced
-/// point exists it is the only entry. Two or more entries mean the side to move cannot block.
+/// The opponent's immediate winning points (its fives; under 4T, where fives are not checked,
+/// its double-completion points), which the side to move must occupy unless it wins first.
+/// Under 4T, when a forced point exists it is the only entry. Two or more entries mean the
+/// side to move cannot block them all by occupation (under caro a five can also be killed by
+/// closing its far end; this helper does not list those moves).
 pub fn must_block(g: &Gomoku) -> Vec<Move> {
     if let Some(f) = g.forced_point() {
         return vec![f];
