@@ -738,7 +738,8 @@ impl Search<'_, '_, '_> {
 }
 
 /// Middle-game positions for speed measurements: seeded games where each side plays one of
-/// the three best points by the greedy pattern score, sampled between plies 20 and 40.
+/// the three best points by the greedy pattern score, sampled between plies 20 and 40 and
+/// skipping positions with a five to play or to block.
 pub fn sample_positions(rule: Rule, count: usize, seed: u64) -> Vec<Gomoku> {
     use crate::search::greedy::{candidates, cell_score};
     let mut rng = crate::util::Rng::new(seed);
@@ -765,7 +766,12 @@ pub fn sample_positions(rule: Rule, count: usize, seed: u64) -> Vec<Gomoku> {
             let pick = scored[rng.below(scored.len().min(3))].1;
             g.play_unchecked(g.move_of(pick));
         }
-        if g.outcome().is_none() && g.ply() == stop_at {
+        // Skip positions decided at once (a five to play or to block): they measure nothing.
+        if g.outcome().is_none()
+            && g.ply() == stop_at
+            && immediate_win(&g).is_none()
+            && must_block(&g).is_empty()
+        {
             out.push(g);
         }
     }
