@@ -45,7 +45,7 @@ pub struct Zobrist {
 impl Zobrist {
     /// Keys for `points` points; the same `points` always gives the same keys.
     pub fn new(points: usize) -> Self {
-        let mut rng = Rng::new(0x5EED_0F_2026 ^ points as u64);
+        let mut rng = Rng::new(0x005E_ED0F_2026 ^ points as u64);
         let keys = (0..points)
             .map(|_| [rng.next_u64(), rng.next_u64()])
             .collect();

@@ -321,7 +321,7 @@ impl Gomoku {
         let p = &self.pats[cell];
         let s = 8 * color.index();
         p.iter()
-            .any(|&v| (v >> s) as u8 & 0xFF == Pattern::F5 as u8)
+            .any(|&v| (v >> s) as u8 == Pattern::F5 as u8)
     }
 
     /// Renju: whether Black may not play the empty `cell`. Always false under other rules.
