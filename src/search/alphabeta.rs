@@ -18,8 +18,10 @@
 //! move when one is pending.
 
 use std::sync::atomic::AtomicBool;
+use std::time::Duration;
 
 use super::greedy::cell_score;
+use super::threat::ThreatSolver;
 use super::{Budget, Limits, SearchEvent, SearchResult, Searcher};
 use crate::game::gomoku::pattern::EMPTY;
 use crate::game::gomoku::{Gomoku, Pattern, Rule};
@@ -131,6 +133,8 @@ pub fn classify(g: &Gomoku, out: &mut Vec<Cand>) -> (Tactic, i32, i32) {
                 return (Tactic::WinNow(cell), 0, 0);
             }
             let (mf, mo) = four_info(&pm);
+            // Two fours at once win like an open four (not for renju Black: forbidden).
+            let mo = mo || (mf >= 2 && !renju_black);
             if four_t && (mo || mf >= 2) {
                 // 4T: two completion points win at once.
                 return (Tactic::WinNow(cell), 0, 0);
@@ -142,6 +146,7 @@ pub fn classify(g: &Gomoku, out: &mut Vec<Cand>) -> (Tactic, i32, i32) {
                 }
             }
             let (of, oo) = four_info(&po);
+            let oo = oo || (of >= 2 && !(opp == Color::Black && g.rule() == Rule::Renju));
             let forbidden = renju_black && g.is_forbidden(cell);
             if !forbidden && mo && my_open.is_none() {
                 my_open = Some(cell);
@@ -217,6 +222,10 @@ pub struct AlphaBeta {
     unsound: bool,
     /// Candidates searched at interior nodes in quiet positions.
     width: usize,
+    /// Threat-space solver (VCF/VCT) used at the root.
+    threats: ThreatSolver,
+    /// The root moves were filtered against the opponent's VCF (do not truncate them).
+    defending: bool,
 }
 
 impl Default for AlphaBeta {
@@ -262,6 +271,8 @@ impl AlphaBeta {
             aborted: false,
             unsound: false,
             width: 14,
+            threats: ThreatSolver::new(18),
+            defending: false,
         }
     }
 
@@ -488,6 +499,108 @@ impl AlphaBeta {
         (best.0, best.1, done)
     }
 
+    /// Threat-space search at the root, each part with a share of the budget:
+    /// the side to move's VCF, then its VCT (a found line is played and reported as proven);
+    /// then the opponent's VCF: when it has one, the root moves are cut down to those after
+    /// which it has none (own fours always stay), unless that leaves nothing.
+    fn root_threats(
+        &mut self,
+        g: &mut Gomoku,
+        limits: &Limits,
+        stop: &AtomicBool,
+        budget: &mut Budget,
+        moves: &mut Vec<Cand>,
+        on_event: &mut dyn FnMut(&SearchEvent),
+    ) -> Option<SearchResult> {
+        self.defending = false;
+        let me = g.to_move();
+        // Share of the remaining budget: `pct` percent of the time and of the nodes.
+        let share = |pct: u32, default_nodes: u64, budget: &Budget| -> Limits {
+            let time = limits
+                .time
+                .map(|t| t.saturating_sub(budget.elapsed()) * pct / 100);
+            let nodes = match (limits.nodes, limits.time) {
+                (Some(n), _) => Some(n.saturating_sub(budget.nodes) * pct as u64 / 100),
+                (None, None) => Some(default_nodes),
+                (None, Some(_)) => None,
+            };
+            Limits {
+                time,
+                nodes,
+                depth: None,
+            }
+        };
+        let found = |line: Vec<Move>, nodes: u64, on_event: &mut dyn FnMut(&SearchEvent)| {
+            on_event(&SearchEvent::Proven {
+                winner: Some(me),
+                line: line.clone(),
+            });
+            SearchResult {
+                best: line.first().copied(),
+                score: WIN - line.len() as i32,
+                proven: Some(Some(me)),
+                nodes,
+                pv: line,
+            }
+        };
+        for (vct, pct, depth) in [(false, 10, 40), (true, 15, 10)] {
+            let l = share(pct, 300_000, budget);
+            if l.nodes == Some(0) || l.time == Some(Duration::ZERO) {
+                continue;
+            }
+            let mut sub = Budget::new(&l, stop);
+            let line = if vct {
+                self.threats.vct(g, &mut sub, depth)
+            } else {
+                self.threats.vcf(g, &mut sub, depth)
+            };
+            budget.nodes += sub.nodes;
+            if let Some(line) = line.filter(|l| !l.is_empty()) {
+                if g.check_move(line[0]).is_ok() {
+                    return Some(found(line, budget.nodes, on_event));
+                }
+            }
+        }
+        // The opponent's VCF, as if it were to move now.
+        let l = share(5, 100_000, budget);
+        if l.nodes == Some(0) || l.time == Some(Duration::ZERO) {
+            return None;
+        }
+        let mut sub = Budget::new(&l, stop);
+        g.set_to_move(me.opp());
+        let opp_line = self.threats.vcf(g, &mut sub, 40);
+        g.set_to_move(me);
+        budget.nodes += sub.nodes;
+        opp_line.as_ref()?;
+        let per_move = share(15, 300_000, budget);
+        let n = moves.len().max(1) as u32;
+        let per = Limits {
+            time: per_move.time.map(|t| t / n),
+            nodes: per_move.nodes.map(|x| x / n as u64),
+            depth: None,
+        };
+        let mut keep = Vec::new();
+        for c in moves.iter() {
+            if c.my_four {
+                keep.push(*c);
+                continue;
+            }
+            let mut sub = Budget::new(&per, stop);
+            g.play_unchecked(g.move_of(c.cell));
+            let refuted = self.threats.vcf(g, &mut sub, 40).is_some();
+            g.undo();
+            budget.nodes += sub.nodes;
+            if !refuted {
+                keep.push(*c);
+            }
+        }
+        if !keep.is_empty() && keep.len() < moves.len() {
+            *moves = keep;
+            self.defending = true;
+        }
+        None
+    }
+
     fn pv(&self, g: &mut Gomoku, first: usize) -> Vec<Move> {
         let mut pv = vec![g.move_of(first)];
         g.play_unchecked(g.move_of(first));
@@ -530,6 +643,7 @@ impl Searcher<Gomoku> for AlphaBeta {
     }
 
     fn clear(&mut self) {
+        self.threats.clear();
         self.tt.iter_mut().for_each(|e| *e = TtEntry::default());
         self.history.iter_mut().for_each(|h| *h = 0);
     }
@@ -607,9 +721,15 @@ impl Searcher<Gomoku> for AlphaBeta {
                 ..SearchResult::default()
             };
         }
+        if let Some(r) = self.root_threats(&mut g, limits, stop, &mut budget, &mut moves, on_event)
+        {
+            return r;
+        }
         self.order(&mut moves, NO_CELL);
         // The root keeps more candidates than interior nodes.
-        let root_truncated = matches!(tactic, Tactic::Quiet) && moves.len() > self.width * 2;
+        let root_truncated = matches!(tactic, Tactic::Quiet)
+            && !self.defending
+            && moves.len() > self.width * 2;
         if root_truncated {
             moves.truncate(self.width * 2);
         }
