@@ -14,6 +14,7 @@ use thiserror::Error;
 
 use crate::game::gomoku::{Gomoku, Rule};
 use crate::game::{Color, Game, Move, Outcome};
+use crate::search::alphabeta::AlphaBeta;
 use crate::search::registry::gomoku_searcher;
 use crate::search::{Limits, Searcher};
 use crate::util::Rng;
@@ -154,16 +155,50 @@ impl Summary {
     }
 }
 
+/// Largest |score| (side to move's view, from a short search) of an accepted opening.
+pub const BALANCE_LIMIT: i32 = 300;
+
 /// The random opening of game pair `pair`: stones alternately Black/White within distance
-/// 3 of the centre, never a position where the side to move can already win or must block.
+/// 2 of the centre (3 on the first tries' failure), never a finished game. Among up to 64
+/// random tries the first whose short-search score is within [`BALANCE_LIMIT`] is taken (else
+/// the most balanced), so neither colour starts with a decisive edge.
 pub fn opening(cfg: &MatchConfig, pair: usize) -> Result<Vec<Move>, ArenaError> {
     let mut rng = Rng::new(cfg.seed ^ (pair as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+    let mut best: Option<(i32, Vec<Move>)> = None;
+    let stop = AtomicBool::new(false);
+    let mut judge = AlphaBeta::new();
+    judge.set_memory(1 << 20);
+    let limits = Limits {
+        time: None,
+        nodes: Some(4000),
+        depth: Some(3),
+    };
+    for _ in 0..64 {
+        let moves = random_opening(cfg, &mut rng)?;
+        let mut g = Gomoku::new(cfg.width, cfg.height, cfg.rule)?;
+        for &m in &moves {
+            g.play_unchecked(m);
+        }
+        judge.clear();
+        let r = judge.search(&g, &limits, &stop, &mut |_| {});
+        let s = r.score.abs();
+        if s <= BALANCE_LIMIT {
+            return Ok(moves);
+        }
+        if best.as_ref().is_none_or(|(b, _)| s < *b) {
+            best = Some((s, moves));
+        }
+    }
+    Ok(best.map(|(_, m)| m).unwrap_or_default())
+}
+
+fn random_opening(cfg: &MatchConfig, rng: &mut Rng) -> Result<Vec<Move>, ArenaError> {
     let (lo, hi) = cfg.opening_stones;
     let hi = hi.max(lo);
     let count = lo + rng.below(hi - lo + 1);
     let (w, h) = (cfg.width, cfg.height);
     let (cx, cy) = (w / 2, h / 2);
-    let r = 3usize.min(cx).min(cy);
+    let r = 2usize.min(cx).min(cy);
     let mut g = Gomoku::new(w, h, cfg.rule)?;
     let mut moves = Vec::new();
     let mut tries = 0;
