@@ -225,7 +225,7 @@ fn play_game(
     players: &mut [Box<dyn Searcher<Gomoku>>; 2],
 ) -> Result<GameRecord, ArenaError> {
     let pair = index / 2;
-    let a_color = if index % 2 == 0 {
+    let a_color = if index.is_multiple_of(2) {
         Color::Black
     } else {
         Color::White

@@ -33,7 +33,13 @@ fn best_gtp(g: &Gomoku, limits: Limits) -> String {
 
 #[test]
 fn wins_in_one_under_every_rule() {
-    for rule in [Rule::Freestyle, Rule::Exact, Rule::Renju, Rule::Caro, Rule::CaroExact] {
+    for rule in [
+        Rule::Freestyle,
+        Rule::Exact,
+        Rule::Renju,
+        Rule::Caro,
+        Rule::CaroExact,
+    ] {
         let g = game(rule, "H8 A1 J8 A2 K8 A3 L8 A4");
         let r = search(&g, Limits::nodes(10_000));
         let m = g.move_to_gtp(r.best.unwrap());
@@ -108,7 +114,10 @@ fn plays_a_vcf() {
         .filter(|&c| g.cell_value(c) == 0 && g.patterns(c, Color::Black).contains(&Pattern::F4))
         .map(|c| g.move_to_gtp(g.move_of(c)))
         .collect();
-    assert!(threats.is_empty(), "no open three: the win needs the VCF; {threats:?}");
+    assert!(
+        threats.is_empty(),
+        "no open three: the win needs the VCF; {threats:?}"
+    );
     let mut proven = false;
     let stop = AtomicBool::new(false);
     let r = AlphaBeta::new().search(&g, &Limits::nodes(200_000), &stop, &mut |e| {
@@ -125,8 +134,15 @@ fn plays_a_vcf() {
         if g.outcome().is_some() {
             break;
         }
-        let p = if g.to_move() == Color::Black { &mut black } else { &mut white };
-        let m = p.search(&g, &Limits::nodes(100_000), &stop, &mut |_| {}).best.unwrap();
+        let p = if g.to_move() == Color::Black {
+            &mut black
+        } else {
+            &mut white
+        };
+        let m = p
+            .search(&g, &Limits::nodes(100_000), &stop, &mut |_| {})
+            .best
+            .unwrap();
         g.play(m).unwrap();
     }
     assert_eq!(g.outcome(), Some(Outcome::Win(Color::Black)));
@@ -134,18 +150,27 @@ fn plays_a_vcf() {
 
 #[test]
 fn legal_move_under_tiny_limits_and_no_mutation() {
-    let g = game(Rule::Freestyle, "H8 J9 G9 G7 J7 K6 H10 H9 G10 F11 J10 K10 F9 E8");
+    let g = game(
+        Rule::Freestyle,
+        "H8 J9 G9 G7 J7 K6 H10 H9 G10 F11 J10 K10 F9 E8",
+    );
     let before = (g.hash(), g.ply(), format!("{g:?}"));
     let t = Instant::now();
     let r = search(&g, Limits::time(Duration::from_millis(1)));
     let took = t.elapsed();
-    assert!(took < Duration::from_millis(100), "1 ms search took {took:?}");
+    assert!(
+        took < Duration::from_millis(100),
+        "1 ms search took {took:?}"
+    );
     assert!(g.check_move(r.best.unwrap()).is_ok());
     let r = search(&g, Limits::nodes(1));
     assert!(g.check_move(r.best.unwrap()).is_ok());
     let stop = AtomicBool::new(true);
     let r = AlphaBeta::new().search(&g, &Limits::default(), &stop, &mut |_| {});
-    assert!(g.check_move(r.best.unwrap()).is_ok(), "stop flag already set");
+    assert!(
+        g.check_move(r.best.unwrap()).is_ok(),
+        "stop flag already set"
+    );
     assert_eq!(before, (g.hash(), g.ply(), format!("{g:?}")));
 }
 
@@ -154,8 +179,15 @@ fn renju_never_forbidden() {
     // K8 would make Black a double three (H8 J8 K8 and K8 K9 K10): forbidden.
     let g = game(Rule::Renju, "H8 A1 J8 A3 K9 A5 K10 O15");
     let k8 = g.parse_gtp("K8").unwrap();
-    assert!(g.check_move(k8).is_err(), "K8 is forbidden in this position");
-    for limits in [Limits::nodes(1), Limits::nodes(50_000), Limits::time(Duration::from_millis(1))] {
+    assert!(
+        g.check_move(k8).is_err(),
+        "K8 is forbidden in this position"
+    );
+    for limits in [
+        Limits::nodes(1),
+        Limits::nodes(50_000),
+        Limits::time(Duration::from_millis(1)),
+    ] {
         let r = search(&g, limits);
         let m = r.best.unwrap();
         assert_ne!(m, k8);
@@ -193,7 +225,11 @@ fn random_position(rng: &mut Rng, rule: Rule, w: usize, h: usize, plies: usize) 
                 x.abs_diff(w / 2) <= 4 && y.abs_diff(h / 2) <= 4
             })
             .collect();
-        let pool = if centre_ish.is_empty() { &legal } else { &centre_ish };
+        let pool = if centre_ish.is_empty() {
+            &legal
+        } else {
+            &centre_ish
+        };
         let m = pool[rng.below(pool.len())];
         g.play(m).unwrap();
         if g.outcome().is_some() {
@@ -207,7 +243,14 @@ fn random_position(rng: &mut Rng, rule: Rule, w: usize, h: usize, plies: usize) 
 #[test]
 fn all_players_legal_in_random_positions() {
     let mut rng = Rng::new(42);
-    let rules = [Rule::Freestyle, Rule::Exact, Rule::Renju, Rule::Caro, Rule::CaroExact, Rule::FourT];
+    let rules = [
+        Rule::Freestyle,
+        Rule::Exact,
+        Rule::Renju,
+        Rule::Caro,
+        Rule::CaroExact,
+        Rule::FourT,
+    ];
     let stop = AtomicBool::new(false);
     for i in 0..24 {
         let rule = rules[i % rules.len()];
@@ -222,7 +265,10 @@ fn all_players_legal_in_random_positions() {
             let mut p = gomoku_searcher(name).unwrap();
             let r = p.search(&g, &Limits::nodes(3000), &stop, &mut |_| {});
             let m = r.best.unwrap_or_else(|| panic!("{name} gave no move"));
-            assert!(g.check_move(m).is_ok(), "{name} {rule:?} {w}x{h}: illegal {m}\n{g:?}");
+            assert!(
+                g.check_move(m).is_ok(),
+                "{name} {rule:?} {w}x{h}: illegal {m}\n{g:?}"
+            );
             assert_eq!(g.hash(), before, "{name} mutated the game");
         }
     }

@@ -104,7 +104,9 @@ pub fn run(args: Args) -> i32 {
         cfg.height,
         rule.name(),
         args.time_ms,
-        args.nodes.map(|n| format!(", {n} nodes/move")).unwrap_or_default(),
+        args.nodes
+            .map(|n| format!(", {n} nodes/move"))
+            .unwrap_or_default(),
         cfg.seed
     );
     let verbose = args.verbose;
@@ -114,7 +116,11 @@ pub fn run(args: Args) -> i32 {
             GameResult::Draw => "1/2",
             GameResult::BWin => "0-1",
         };
-        let col = if rec.a_color == Color::Black { "B" } else { "W" };
+        let col = if rec.a_color == Color::Black {
+            "B"
+        } else {
+            "W"
+        };
         println!(
             "game {:4} A={} {} ({}, {} moves) running +{} ={} -{}",
             rec.index + 1,

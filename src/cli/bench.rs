@@ -43,26 +43,106 @@ pub struct BenchPosition {
 
 /// The fixed bench positions (openings, middle games, tactics; several rules and sizes).
 pub const POSITIONS: &[BenchPosition] = &[
-    BenchPosition { name: "free15-open", width: 15, height: 15, rule: Rule::Freestyle, moves: "H8 J9 J8" },
-    BenchPosition { name: "free15-mid", width: 15, height: 15, rule: Rule::Freestyle, moves: "H8 H9 J8 G8 J10 J9 K9 G7 G9 L8" },
-    BenchPosition { name: "free15-mid2", width: 15, height: 15, rule: Rule::Freestyle, moves: "H8 J9 G9 G7 J7 K6 H10 H9 G10 F11 J10 K10" },
-    BenchPosition { name: "exact15", width: 15, height: 15, rule: Rule::Exact, moves: "H8 J9 G7 J7 J8 K8 G9 H10" },
-    BenchPosition { name: "renju15", width: 15, height: 15, rule: Rule::Renju, moves: "H8 J9 J8 G8 K9 L10 H10 G11 G9" },
-    BenchPosition { name: "renju15-w", width: 15, height: 15, rule: Rule::Renju, moves: "H8 J9 J8 G8 K9 L10 H10 G11" },
-    BenchPosition { name: "free20", width: 20, height: 20, rule: Rule::Freestyle, moves: "K10 L11 L10 J10 M10 K11 M11 N12" },
-    BenchPosition { name: "renju20", width: 20, height: 20, rule: Rule::Renju, moves: "K10 K11 L11 M12 L10 L12 J10" },
-    BenchPosition { name: "caro15", width: 15, height: 15, rule: Rule::Caro, moves: "H8 J9 J8 G8 K9 L10 H10" },
-    BenchPosition { name: "4t15", width: 15, height: 15, rule: Rule::FourT, moves: "H8 H9 J8 J9 K7 G7" },
-    BenchPosition { name: "tac-three", width: 15, height: 15, rule: Rule::Freestyle, moves: "H8 A1 J8 A2 K8 O15" },
-    BenchPosition { name: "tac-defend", width: 15, height: 15, rule: Rule::Freestyle, moves: "H8 H9 J8 J9 K8" },
-    BenchPosition { name: "tac-vcf", width: 15, height: 15, rule: Rule::Freestyle, moves: "H8 G7 J9 G9 K10 G8 H7 L11 J7 F7 K7 L7 H10 A1 J11 A15" },
+    BenchPosition {
+        name: "free15-open",
+        width: 15,
+        height: 15,
+        rule: Rule::Freestyle,
+        moves: "H8 J9 J8",
+    },
+    BenchPosition {
+        name: "free15-mid",
+        width: 15,
+        height: 15,
+        rule: Rule::Freestyle,
+        moves: "H8 H9 J8 G8 J10 J9 K9 G7 G9 L8",
+    },
+    BenchPosition {
+        name: "free15-mid2",
+        width: 15,
+        height: 15,
+        rule: Rule::Freestyle,
+        moves: "H8 J9 G9 G7 J7 K6 H10 H9 G10 F11 J10 K10",
+    },
+    BenchPosition {
+        name: "exact15",
+        width: 15,
+        height: 15,
+        rule: Rule::Exact,
+        moves: "H8 J9 G7 J7 J8 K8 G9 H10",
+    },
+    BenchPosition {
+        name: "renju15",
+        width: 15,
+        height: 15,
+        rule: Rule::Renju,
+        moves: "H8 J9 J8 G8 K9 L10 H10 G11 G9",
+    },
+    BenchPosition {
+        name: "renju15-w",
+        width: 15,
+        height: 15,
+        rule: Rule::Renju,
+        moves: "H8 J9 J8 G8 K9 L10 H10 G11",
+    },
+    BenchPosition {
+        name: "free20",
+        width: 20,
+        height: 20,
+        rule: Rule::Freestyle,
+        moves: "K10 L11 L10 J10 M10 K11 M11 N12",
+    },
+    BenchPosition {
+        name: "renju20",
+        width: 20,
+        height: 20,
+        rule: Rule::Renju,
+        moves: "K10 K11 L11 M12 L10 L12 J10",
+    },
+    BenchPosition {
+        name: "caro15",
+        width: 15,
+        height: 15,
+        rule: Rule::Caro,
+        moves: "H8 J9 J8 G8 K9 L10 H10",
+    },
+    BenchPosition {
+        name: "4t15",
+        width: 15,
+        height: 15,
+        rule: Rule::FourT,
+        moves: "H8 H9 J8 J9 K7 G7",
+    },
+    BenchPosition {
+        name: "tac-three",
+        width: 15,
+        height: 15,
+        rule: Rule::Freestyle,
+        moves: "H8 A1 J8 A2 K8 O15",
+    },
+    BenchPosition {
+        name: "tac-defend",
+        width: 15,
+        height: 15,
+        rule: Rule::Freestyle,
+        moves: "H8 H9 J8 J9 K8",
+    },
+    BenchPosition {
+        name: "tac-vcf",
+        width: 15,
+        height: 15,
+        rule: Rule::Freestyle,
+        moves: "H8 G7 J9 G9 K10 G8 H7 L11 J7 F7 K7 L7 H10 A1 J11 A15",
+    },
 ];
 
 /// Sets up a bench position (an error names the bad move).
 pub fn setup(p: &BenchPosition) -> Result<Gomoku, String> {
     let mut g = Gomoku::new(p.width, p.height, p.rule).map_err(|e| e.to_string())?;
     for s in p.moves.split_whitespace() {
-        let m = g.parse_gtp(s).map_err(|e| format!("{}: {s}: {e}", p.name))?;
+        let m = g
+            .parse_gtp(s)
+            .map_err(|e| format!("{}: {s}: {e}", p.name))?;
         g.play(m).map_err(|e| format!("{}: {s}: {e}", p.name))?;
     }
     Ok(g)
@@ -107,7 +187,9 @@ fn random_lines(rule: Rule, count: usize, len: usize, seed: u64) -> Vec<Vec<Move
     let mut out = Vec::new();
     let mut cands = Vec::new();
     while out.len() < count {
-        let Ok(mut g) = Gomoku::new(15, 15, rule) else { break };
+        let Ok(mut g) = Gomoku::new(15, 15, rule) else {
+            break;
+        };
         let mut line = Vec::new();
         g.play_unchecked(7 * 15 + 7);
         line.push(7 * 15 + 7);
@@ -127,7 +209,9 @@ fn random_lines(rule: Rule, count: usize, len: usize, seed: u64) -> Vec<Vec<Move
 
 fn play_undo_rate(rule: Rule) -> f64 {
     let lines = random_lines(rule, 64, 60, 7);
-    let Ok(g0) = Gomoku::new(15, 15, rule) else { return 0.0 };
+    let Ok(g0) = Gomoku::new(15, 15, rule) else {
+        return 0.0;
+    };
     let mut g = g0.clone();
     let mut n = 0u64;
     let t = Instant::now();
@@ -157,11 +241,18 @@ pub fn run(args: Args) -> i32 {
         }
         let stop = AtomicBool::new(false);
         for name in ["free15-mid", "renju15"] {
-            let Some(p) = POSITIONS.iter().find(|p| p.name == name) else { continue };
+            let Some(p) = POSITIONS.iter().find(|p| p.name == name) else {
+                continue;
+            };
             let Ok(g) = setup(p) else { continue };
             let mut player = AlphaBeta::new();
             let t = Instant::now();
-            let r = player.search(&g, &Limits::time(Duration::from_secs(2)), &stop, &mut |_| {});
+            let r = player.search(
+                &g,
+                &Limits::time(Duration::from_secs(2)),
+                &stop,
+                &mut |_| {},
+            );
             let s = t.elapsed().as_secs_f64();
             println!(
                 "player {:12}: {:8} nodes in {:.2} s = {:6.0} k nodes/s",
@@ -171,6 +262,7 @@ pub fn run(args: Args) -> i32 {
                 r.nodes as f64 / s / 1e3
             );
         }
+        print!("{}", crate::search::threat::speed_report());
         return 0;
     }
     let t = Instant::now();

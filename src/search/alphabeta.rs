@@ -99,6 +99,13 @@ pub enum Tactic {
 /// Classifies the position and fills `out` with the candidates (unsorted).
 /// Also returns the static evaluation terms (own pattern sum, opponent pattern sum).
 pub fn classify(g: &Gomoku, out: &mut Vec<Cand>) -> (Tactic, i32, i32) {
+    classify_with(g, out, false)
+}
+
+/// [`classify`], optionally adding threat-combination bonuses to the evaluation terms:
+/// the side to move's four-three / double-three points are close to wins (it moves next),
+/// the opponent's count against it.
+pub fn classify_with(g: &Gomoku, out: &mut Vec<Cand>, threat_eval: bool) -> (Tactic, i32, i32) {
     out.clear();
     let me = g.to_move();
     let opp = me.opp();
@@ -121,6 +128,7 @@ pub fn classify(g: &Gomoku, out: &mut Vec<Cand>) -> (Tactic, i32, i32) {
     let mut opp_open = false;
     let mut sum_me = 0;
     let mut sum_opp = 0;
+    let (mut me43, mut me33, mut opp43, mut opp33, mut opp_fours) = (0, 0, 0, 0, 0);
     for y in 0..h {
         let row = g.cell_of((y * w) as Move);
         for cell in row..row + w {
@@ -156,6 +164,24 @@ pub fn classify(g: &Gomoku, out: &mut Vec<Cand>) -> (Tactic, i32, i32) {
             let b = cell_score(g, cell, opp);
             sum_me += a;
             sum_opp += b;
+            if threat_eval {
+                if of > 0 {
+                    opp_fours += 1;
+                }
+                // cell_score adds 1000 for a four-three, 400 for a double three.
+                if b >= 1000 {
+                    opp43 += 1;
+                } else if b >= 400 {
+                    opp33 += 1;
+                }
+                if !forbidden {
+                    if a >= 1000 {
+                        me43 += 1;
+                    } else if a >= 400 {
+                        me33 += 1;
+                    }
+                }
+            }
             if forbidden {
                 continue;
             }
@@ -182,6 +208,16 @@ pub fn classify(g: &Gomoku, out: &mut Vec<Cand>) -> (Tactic, i32, i32) {
     }
     if let Some(c) = my_open {
         return (Tactic::WinIn3(c), sum_me, sum_opp);
+    }
+    if threat_eval {
+        if opp_fours == 0 {
+            if me43 > 0 {
+                sum_me += 6000;
+            } else if me33 > 0 && !opp_open {
+                sum_me += 2500;
+            }
+        }
+        sum_opp += 1500 * opp43.min(2) + 600 * opp33.min(2);
     }
     if opp_open {
         out.retain(|c| c.my_four || c.opp_four);
@@ -312,7 +348,10 @@ impl AlphaBeta {
             if c.cell as u16 == tt_cell {
                 c.score = i32::MAX;
             } else {
-                c.score = c.score.saturating_add(self.history.get(c.cell).copied().unwrap_or(0));
+                let h = self.history.get(c.cell).copied().unwrap_or(0);
+                // History only breaks ties between similar pattern scores.
+                let h = h.min(40);
+                c.score = c.score.saturating_add(h);
             }
         }
         cands.sort_unstable_by(|a, b| b.score.cmp(&a.score).then(a.cell.cmp(&b.cell)));
@@ -357,7 +396,7 @@ impl AlphaBeta {
             }
         }
         let mut cands = std::mem::take(&mut self.stack[ply]);
-        let (tactic, sum_me, sum_opp) = classify(g, &mut cands);
+        let (tactic, sum_me, sum_opp) = classify_with(g, &mut cands, true);
         let mut child_depth = depth - 1;
         match tactic {
             Tactic::WinNow(_) => {
@@ -409,8 +448,7 @@ impl AlphaBeta {
                     if i == 0 {
                         -self.negamax(g, budget, child_depth, -beta0, -alpha, ply + 1)
                     } else {
-                        let s =
-                            -self.negamax(g, budget, child_depth, -alpha - 1, -alpha, ply + 1);
+                        let s = -self.negamax(g, budget, child_depth, -alpha - 1, -alpha, ply + 1);
                         if s > alpha && s < beta0 && !self.aborted {
                             -self.negamax(g, budget, child_depth, -beta0, -alpha, ply + 1)
                         } else {
@@ -606,7 +644,9 @@ impl AlphaBeta {
         g.play_unchecked(g.move_of(first));
         let mut played = 1;
         while played < 32 && g.outcome().is_none() {
-            let Some(e) = self.tt_probe(g.hash()) else { break };
+            let Some(e) = self.tt_probe(g.hash()) else {
+                break;
+            };
             if e.mv == NO_CELL {
                 break;
             }
@@ -684,20 +724,21 @@ impl Searcher<Gomoku> for AlphaBeta {
         }
         let mut moves = Vec::new();
         let (tactic, _, _) = classify(&g, &mut moves);
-        let proven = |winner: Color, cell: usize, g: &Gomoku, on_event: &mut dyn FnMut(&SearchEvent)| {
-            let m = g.move_of(cell);
-            on_event(&SearchEvent::Proven {
-                winner: Some(winner),
-                line: vec![m],
-            });
-            SearchResult {
-                best: Some(m),
-                score: if winner == me { WIN - 1 } else { -WIN + 2 },
-                proven: Some(Some(winner)),
-                nodes: 1,
-                pv: vec![m],
-            }
-        };
+        let proven =
+            |winner: Color, cell: usize, g: &Gomoku, on_event: &mut dyn FnMut(&SearchEvent)| {
+                let m = g.move_of(cell);
+                on_event(&SearchEvent::Proven {
+                    winner: Some(winner),
+                    line: vec![m],
+                });
+                SearchResult {
+                    best: Some(m),
+                    score: if winner == me { WIN - 1 } else { -WIN + 2 },
+                    proven: Some(Some(winner)),
+                    nodes: 1,
+                    pv: vec![m],
+                }
+            };
         match tactic {
             Tactic::WinNow(c) => return proven(me, c, &g, on_event),
             Tactic::Lost(c) => return proven(me.opp(), c, &g, on_event),
@@ -727,9 +768,8 @@ impl Searcher<Gomoku> for AlphaBeta {
         }
         self.order(&mut moves, NO_CELL);
         // The root keeps more candidates than interior nodes.
-        let root_truncated = matches!(tactic, Tactic::Quiet)
-            && !self.defending
-            && moves.len() > self.width * 2;
+        let root_truncated =
+            matches!(tactic, Tactic::Quiet) && !self.defending && moves.len() > self.width * 2;
         if root_truncated {
             moves.truncate(self.width * 2);
         }
@@ -760,7 +800,8 @@ impl Searcher<Gomoku> for AlphaBeta {
                 pv: last_pv.clone(),
                 elapsed: budget.elapsed(),
             });
-            if (score >= WIN_THRESHOLD || score <= -WIN_THRESHOLD) && !self.unsound
+            if (score >= WIN_THRESHOLD || score <= -WIN_THRESHOLD)
+                && !self.unsound
                 && !(root_truncated && score < 0)
             {
                 let winner = if score > 0 { me } else { me.opp() };

@@ -58,7 +58,15 @@ fn ordered(g: &Gomoku) -> (Vec<usize>, i32, i32) {
 }
 
 impl Ab4 {
-    fn negamax(&mut self, g: &mut Gomoku, stop: &AtomicBool, depth: u32, mut alpha: i32, beta: i32, ply: i32) -> i32 {
+    fn negamax(
+        &mut self,
+        g: &mut Gomoku,
+        stop: &AtomicBool,
+        depth: u32,
+        mut alpha: i32,
+        beta: i32,
+        ply: i32,
+    ) -> i32 {
         self.nodes += 1;
         if self.nodes & 1023 == 0 && stop.load(Ordering::Relaxed) {
             self.stopped = true;
@@ -111,7 +119,12 @@ impl Searcher<Gomoku> for Ab4 {
         }
         if g.stones() == 0 {
             let m = ((g.height() / 2) * g.width() + g.width() / 2) as Move;
-            return SearchResult { best: Some(m), nodes: 1, pv: vec![m], ..SearchResult::default() };
+            return SearchResult {
+                best: Some(m),
+                nodes: 1,
+                pv: vec![m],
+                ..SearchResult::default()
+            };
         }
         let (cells, _, _) = ordered(&g);
         let mut best: Option<(i32, usize)> = None;
