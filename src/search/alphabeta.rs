@@ -242,6 +242,28 @@ struct TtEntry {
     flag: u8,
 }
 
+impl TtEntry {
+    /// Packed as two words (key, data) so the table is all-zero when empty: a zeroed
+    /// allocation is lazy and nearly free, which keeps tiny time budgets cheap.
+    fn pack(&self) -> [u64; 2] {
+        let data = (self.score as u32 as u64)
+            | (self.mv as u64) << 32
+            | (self.depth as u8 as u64) << 48
+            | (self.flag as u64) << 56;
+        [self.key, data]
+    }
+
+    fn unpack(w: [u64; 2]) -> TtEntry {
+        TtEntry {
+            key: w[0],
+            score: w[1] as u32 as i32,
+            mv: (w[1] >> 32) as u16,
+            depth: (w[1] >> 48) as u8 as i8,
+            flag: (w[1] >> 56) as u8,
+        }
+    }
+}
+
 const EXACT: u8 = 1;
 const LOWER: u8 = 2;
 const UPPER: u8 = 3;
@@ -249,7 +271,7 @@ const NO_CELL: u16 = u16::MAX;
 
 /// The main player. See the module docs.
 pub struct AlphaBeta {
-    tt: Vec<TtEntry>,
+    tt: Vec<[u64; 2]>,
     memory: usize,
     stack: Vec<Vec<Cand>>,
     history: Vec<i32>,
@@ -313,32 +335,34 @@ impl AlphaBeta {
     }
 
     fn ensure_tt(&mut self) {
-        let entries = (self.memory / std::mem::size_of::<TtEntry>()).max(1024);
+        let entries = (self.memory / 16).max(1024);
         // Power of two so the index is a mask.
         let n = 1usize << (usize::BITS - 1 - entries.leading_zeros());
         if self.tt.len() != n {
-            self.tt = vec![TtEntry::default(); n];
+            self.tt = Vec::new();
+            self.tt = vec![[0u64; 2]; n];
         }
     }
 
     #[inline]
     fn tt_probe(&self, key: u64) -> Option<TtEntry> {
-        let e = self.tt[(key as usize) & (self.tt.len() - 1)];
+        let e = TtEntry::unpack(self.tt[(key as usize) & (self.tt.len() - 1)]);
         (e.key == key && e.flag != 0).then_some(e)
     }
 
     #[inline]
     fn tt_store(&mut self, key: u64, depth: i32, score: i32, flag: u8, mv: u16) {
         let i = (key as usize) & (self.tt.len() - 1);
-        let e = &mut self.tt[i];
-        if e.key != key || depth as i8 >= e.depth || flag == EXACT {
-            *e = TtEntry {
+        let e = TtEntry::unpack(self.tt[i]);
+        if e.key != key || depth >= e.depth as i32 || flag == EXACT {
+            self.tt[i] = TtEntry {
                 key,
                 score,
                 mv,
                 depth: depth.clamp(-100, 100) as i8,
                 flag,
-            };
+            }
+            .pack();
         }
     }
 
@@ -684,7 +708,10 @@ impl Searcher<Gomoku> for AlphaBeta {
 
     fn clear(&mut self) {
         self.threats.clear();
-        self.tt.iter_mut().for_each(|e| *e = TtEntry::default());
+        // A fresh zeroed table is cheaper than writing every entry.
+        let n = self.tt.len();
+        self.tt = Vec::new();
+        self.tt = vec![[0u64; 2]; n];
         self.history.iter_mut().for_each(|h| *h = 0);
     }
 
