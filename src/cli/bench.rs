@@ -262,6 +262,32 @@ pub fn run(args: Args) -> i32 {
                 r.nodes as f64 / s / 1e3
             );
         }
+        // Threat-space search throughput on the bench's middle games (both sides to move).
+        for (kind, vct) in [("vcf", false), ("vct", true)] {
+            let (mut nodes, mut secs) = (0u64, 0f64);
+            for p in POSITIONS.iter().filter(|p| p.rule != Rule::FourT) {
+                let Ok(mut g) = setup(p) else { continue };
+                for side in [g.to_move(), g.to_move().opp()] {
+                    g.set_to_move(side);
+                    let mut solver = crate::search::threat::ThreatSolver::new(16);
+                    let limits = Limits::nodes(200_000);
+                    let mut budget = crate::search::Budget::new(&limits, &stop);
+                    let t = Instant::now();
+                    let depth = if vct { 8 } else { 30 };
+                    let _ = if vct {
+                        solver.vct(&mut g, &mut budget, depth)
+                    } else {
+                        solver.vcf(&mut g, &mut budget, depth)
+                    };
+                    secs += t.elapsed().as_secs_f64();
+                    nodes += budget.nodes;
+                }
+            }
+            println!(
+                "threat {kind} (bench positions, both sides): {nodes} nodes in {secs:.2} s = {:.0} k nodes/s",
+                nodes as f64 / secs.max(1e-9) / 1e3
+            );
+        }
         print!("{}", crate::search::threat::speed_report());
         return 0;
     }

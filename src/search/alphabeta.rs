@@ -88,7 +88,8 @@ pub enum Tactic {
     WinIn3(usize),
     /// The opponent makes five at two points (or at a point Black may not block): lost.
     Lost(usize),
-    /// The opponent makes five at this point: the only move.
+    /// The opponent makes five at this point: the only move (caro: `cands` may hold
+    /// several five points, every one of them must be tried).
     MustBlock(usize),
     /// The opponent threatens an open four: `cands` holds only defences and own fours.
     Defend,
@@ -193,20 +194,18 @@ pub fn classify_with(g: &Gomoku, out: &mut Vec<Cand>, threat_eval: bool) -> (Tac
             });
         }
     }
+    // Caro: a five blocked at both ends does not win, so blocking one completion point of a
+    // "double" four can also kill the other; the line patterns cannot see that, so two
+    // completion points are neither a sure win nor a sure loss there: search every block.
+    let caro = matches!(g.rule(), Rule::Caro | Rule::CaroExact);
     if let Some(c) = opp_five {
-        if opp_fives >= 2 || (renju_black && g.is_forbidden(c)) {
+        if (opp_fives >= 2 && !caro) || (renju_black && g.is_forbidden(c)) {
             return (Tactic::Lost(c), sum_me, sum_opp);
         }
-        out.clear();
-        out.push(Cand {
-            cell: c,
-            score: 0,
-            my_four: false,
-            opp_four: true,
-        });
+        out.retain(|x| g.patterns(x.cell, opp).contains(&Pattern::F5));
         return (Tactic::MustBlock(c), sum_me, sum_opp);
     }
-    if let Some(c) = my_open {
+    if let Some(c) = my_open.filter(|_| !caro) {
         return (Tactic::WinIn3(c), sum_me, sum_opp);
     }
     if threat_eval {
@@ -576,6 +575,11 @@ impl AlphaBeta {
     ) -> Option<SearchResult> {
         self.defending = false;
         let me = g.to_move();
+        if matches!(g.rule(), Rule::Caro | Rule::CaroExact) {
+            // The threat search reads line patterns, which overrate caro fours (see
+            // `classify`): its lines are not trusted there.
+            return None;
+        }
         // Share of the remaining budget: `pct` percent of the time and of the nodes.
         let share = |pct: u32, default_nodes: u64, budget: &Budget| -> Limits {
             let time = limits
@@ -769,7 +773,7 @@ impl Searcher<Gomoku> for AlphaBeta {
         match tactic {
             Tactic::WinNow(c) => return proven(me, c, &g, on_event),
             Tactic::Lost(c) => return proven(me.opp(), c, &g, on_event),
-            Tactic::MustBlock(c) => {
+            Tactic::MustBlock(c) if moves.len() <= 1 => {
                 let m = g.move_of(c);
                 return SearchResult {
                     best: Some(m),
