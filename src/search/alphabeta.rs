@@ -575,11 +575,9 @@ impl AlphaBeta {
     ) -> Option<SearchResult> {
         self.defending = false;
         let me = g.to_move();
-        if matches!(g.rule(), Rule::Caro | Rule::CaroExact) {
-            // The threat search reads line patterns, which overrate caro fours (see
-            // `classify`): its lines are not trusted there.
-            return None;
-        }
+        // The threat search reads line patterns, which overrate caro fours (see `classify`):
+        // its winning lines are not trusted there, only used to find threats to defend.
+        let caro = matches!(g.rule(), Rule::Caro | Rule::CaroExact);
         // Share of the remaining budget: `pct` percent of the time and of the nodes.
         let share = |pct: u32, default_nodes: u64, budget: &Budget| -> Limits {
             let time = limits
@@ -609,7 +607,8 @@ impl AlphaBeta {
                 pv: line,
             }
         };
-        for (vct, pct, depth) in [(false, 10, 40), (true, 15, 10)] {
+        let own = if caro { &[][..] } else { &[(false, 10, 40), (true, 15, 10)][..] };
+        for &(vct, pct, depth) in own {
             let l = share(pct, 300_000, budget);
             if l.nodes == Some(0) || l.time == Some(Duration::ZERO) {
                 continue;
