@@ -281,3 +281,25 @@ fn bench_is_deterministic() {
     assert_eq!(a, b);
     assert!(a.1 > 0);
 }
+
+#[test]
+fn renju_lost_position_still_legal() {
+    // White has the four J10 K10 L10 M10 (blocked by Black H10), completing at N10, which is
+    // forbidden for Black (open threes N8 N9 N10 and L12 M11 N10): Black is lost but must
+    // still get a legal move.
+    let mut g = Gomoku::new(15, 15, Rule::Renju).unwrap();
+    let black = ["H10", "N8", "N9", "M11", "L12"];
+    let white = ["J10", "K10", "L10", "M10", "A1"];
+    for (b, w) in black.iter().zip(white.iter()) {
+        g.place(g.parse_gtp(b).unwrap(), Color::Black).unwrap();
+        g.place(g.parse_gtp(w).unwrap(), Color::White).unwrap();
+    }
+    g.set_to_move(Color::Black);
+    let n10 = g.parse_gtp("N10").unwrap();
+    assert_eq!(g.check_move(n10), Err(pcn::game::MoveError::Forbidden));
+    for limits in [Limits::nodes(1), Limits::nodes(10_000)] {
+        let r = search(&g, limits);
+        assert!(g.check_move(r.best.unwrap()).is_ok());
+        assert_eq!(r.proven, Some(Some(Color::White)));
+    }
+}

@@ -607,7 +607,11 @@ impl AlphaBeta {
                 pv: line,
             }
         };
-        let own = if caro { &[][..] } else { &[(false, 10, 40), (true, 15, 10)][..] };
+        let own = if caro {
+            &[][..]
+        } else {
+            &[(false, 10, 40), (true, 15, 10)][..]
+        };
         for &(vct, pct, depth) in own {
             let l = share(pct, 300_000, budget);
             if l.nodes == Some(0) || l.time == Some(Duration::ZERO) {
@@ -771,7 +775,21 @@ impl Searcher<Gomoku> for AlphaBeta {
             };
         match tactic {
             Tactic::WinNow(c) => return proven(me, c, &g, on_event),
-            Tactic::Lost(c) => return proven(me.opp(), c, &g, on_event),
+            Tactic::Lost(c) => {
+                // Block one five if that point is playable (renju: it may be forbidden).
+                let cell = if g.check_move(g.move_of(c)).is_ok() {
+                    Some(c)
+                } else {
+                    moves
+                        .first()
+                        .map(|x| x.cell)
+                        .or_else(|| first_legal(&g).map(|m| g.cell_of(m)))
+                };
+                if let Some(cell) = cell {
+                    return proven(me.opp(), cell, &g, on_event);
+                }
+                return SearchResult::default();
+            }
             Tactic::MustBlock(c) if moves.len() <= 1 => {
                 let m = g.move_of(c);
                 return SearchResult {
