@@ -12,6 +12,7 @@
 //! - [`protocol`]: front ends: Gomocup/Piskvork brain protocol, protocol auto-detection.
 //! - [`cli`]: subcommands of the `pcn` binary (bench, match, ...).
 
+pub mod arena;
 pub mod cli;
 pub mod engine;
 pub mod game;

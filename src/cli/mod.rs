@@ -13,6 +13,7 @@ use crate::game::gomoku::Gomoku;
 use crate::protocol::detect::{detect_line, Protocol};
 use crate::protocol::{gomocup, spawn_line_reader, Input};
 use crate::search::greedy::Greedy;
+use crate::search::registry::{gomoku_searcher, GOMOKU_SEARCHERS};
 use crate::search::Searcher;
 
 /// Game-solving engine for Gomoku (Gomocup brain protocol) and Killall-Go (GTP).
@@ -31,7 +32,7 @@ pub struct Cli {
 #[derive(clap::Args, Debug, Clone)]
 pub struct GlobalOpts {
     /// The player (searcher) to use.
-    #[arg(long, global = true, default_value = "greedy")]
+    #[arg(long, global = true, default_value = "pcn")]
     pub player: String,
     /// Search threads.
     #[arg(long, global = true, value_parser = clap::value_parser!(u32).range(1..=1024))]
@@ -55,17 +56,22 @@ pub struct GlobalOpts {
 pub enum Cmd {
     /// Speak the Gomocup/Piskvork brain protocol on stdin/stdout.
     Gomocup,
+    /// Search a fixed list of positions to fixed node counts and print `Bench: <nodes> <hash>`
+    /// (`--speed`: throughput figures). `--nodes` sets the budget per position.
+    Bench(bench::Args),
+    /// Play a match between two Gomoku players (`--nodes`/`--seed` are the global options).
+    Match(arena_cmd::Args),
 }
 
-/// Builds a Gomoku player by name: `greedy`, and the time-handling test players
-/// `test-slow` / `test-stubborn` (see [`crate::engine::testing`]). To be replaced by the search
-/// registry (keep the two test players: tests/gomocup_robustness.rs uses them).
+/// Builds a Gomoku player by name: the search registry's players
+/// ([`crate::search::registry::GOMOKU_SEARCHERS`]) plus the time-handling test players
+/// `test-slow` / `test-stubborn` (see [`crate::engine::testing`]; tests/gomocup_robustness.rs
+/// uses them).
 pub fn make_gomoku_player(name: &str) -> Option<Box<dyn Searcher<Gomoku>>> {
     match name.to_ascii_lowercase().as_str() {
-        "greedy" => Some(Box::new(Greedy)),
         "test-slow" => Some(Box::new(Slow(Greedy))),
         "test-stubborn" => Some(Box::new(Stubborn(Greedy))),
-        _ => None,
+        other => gomoku_searcher(other),
     }
 }
 
@@ -98,8 +104,9 @@ fn run_gomocup(
 ) -> i32 {
     let Some(player) = make_gomoku_player(&g.player) else {
         eprintln!(
-            "pcn: unknown player '{}' (known: greedy, test-slow, test-stubborn)",
-            g.player
+            "pcn: unknown player '{}' (known: {}, test-slow, test-stubborn)",
+            g.player,
+            GOMOKU_SEARCHERS.join(", ")
         );
         return 2;
     };
@@ -138,6 +145,9 @@ fn run_detected(g: &GlobalOpts) -> i32 {
     }
 }
 
+pub mod arena_cmd;
+pub mod bench;
+
 /// Runs the binary and returns its exit code.
 pub fn main() -> i32 {
     let cli = match Cli::try_parse() {
@@ -155,5 +165,7 @@ pub fn main() -> i32 {
             let input = spawn_line_reader(std::io::stdin());
             run_gomocup(&cli.global, input, Vec::new())
         }
+        Some(Cmd::Bench(a)) => bench::run(a, cli.global.nodes),
+        Some(Cmd::Match(a)) => arena_cmd::run(a, cli.global.nodes, cli.global.seed),
     }
 }

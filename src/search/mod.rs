@@ -1,7 +1,10 @@
 //! Search: the players and (later) solvers. Searches never print; they report typed
 //! [`SearchEvent`]s to a callback and return a [`SearchResult`].
 
+pub mod alphabeta;
 pub mod greedy;
+pub mod reference;
+pub mod registry;
 pub mod threat;
 
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -320,8 +320,7 @@ impl Gomoku {
     pub fn makes_five(&self, cell: usize, color: Color) -> bool {
         let p = &self.pats[cell];
         let s = 8 * color.index();
-        p.iter()
-            .any(|&v| (v >> s) as u8 == Pattern::F5 as u8)
+        p.iter().any(|&v| (v >> s) as u8 == Pattern::F5 as u8)
     }
 
     /// Renju: whether Black may not play the empty `cell`. Always false under other rules.

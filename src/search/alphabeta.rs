@@ -1,0 +1,876 @@
+//! The main Gomoku player ("pcn"): iterative-deepening principal-variation alpha-beta over
+//! threat-aware, width-limited candidate moves, with a transposition table and a static
+//! evaluation read from the incremental pattern tables.
+//!
+//! Every node first classifies the candidate points (empty points within distance two of a
+//! stone along a line) by the patterns both colours would make there:
+//! - the side to move can make five: a win in one ply;
+//! - the opponent can make five at two points: a loss; at one point: the only move (searched
+//!   without using depth, so forced sequences are read to the end);
+//! - the side to move can make an open four (and the opponent has no five): a win in three;
+//! - the opponent can make an open four: only the defences (points where the opponent would
+//!   get a four) and the side to move's own fours are searched;
+//! - otherwise the candidates are ordered by attack + defence pattern scores and the best
+//!   few are searched.
+//!
+//! These rules hold for every rule set because the patterns come from the rule's own table;
+//! renju forbidden points are never generated for Black, and a 4T forced reply is the only
+//! move when one is pending.
+
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+use super::greedy::cell_score;
+use super::threat::ThreatSolver;
+use super::{Budget, Limits, SearchEvent, SearchResult, Searcher};
+use crate::game::gomoku::pattern::EMPTY;
+use crate::game::gomoku::{Gomoku, Pattern, Rule};
+use crate::game::{Color, Game, Move, Outcome};
+
+/// Score of a won position (minus the distance to the win in plies).
+pub const WIN: i32 = 1_000_000;
+/// Scores beyond this are proven wins (or, negated, losses).
+pub const WIN_THRESHOLD: i32 = WIN - 10_000;
+/// Deepest ply the search ever reaches (forced sequences extend past the nominal depth).
+const MAX_PLY: usize = 120;
+/// Default transposition-table memory.
+pub const DEFAULT_MEMORY: usize = 64 << 20;
+
+/// Whether the empty `cell` has a stone within distance two along one of the four lines.
+///
+/// Reads the line keys: slots 3..=6 hold offsets -2, -1, +1, +2; a slot holds a stone when
+/// its two bits differ (01 black, 10 white; 11 is a wall).
+#[inline(always)]
+pub fn near_stone(g: &Gomoku, cell: usize) -> bool {
+    (0..4).any(|d| {
+        let k = g.line_key(cell, d);
+        (k ^ (k >> 1)) & 0x1540 != 0
+    })
+}
+
+/// Counts of fours (B4 or F4) and whether an F4 / F3 is among the patterns.
+#[inline(always)]
+fn four_info(p: &[Pattern; 4]) -> (u32, bool) {
+    let mut fours = 0;
+    let mut open = false;
+    for &x in p {
+        match x {
+            Pattern::F4 => {
+                fours += 1;
+                open = true;
+            }
+            Pattern::B4 => fours += 1,
+            _ => {}
+        }
+    }
+    (fours, open)
+}
+
+/// One candidate point with its ordering score.
+#[derive(Copy, Clone, Debug)]
+pub struct Cand {
+    /// Padded cell.
+    pub cell: usize,
+    /// Ordering score (attack + defence).
+    pub score: i32,
+    /// The side to move makes a four here.
+    pub my_four: bool,
+    /// The opponent would make a four (or five) here: a defence against its threes.
+    pub opp_four: bool,
+}
+
+/// What the tactical classification of a position found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Tactic {
+    /// The side to move wins by playing this cell.
+    WinNow(usize),
+    /// The side to move wins by force in three plies (open four) starting here.
+    WinIn3(usize),
+    /// The opponent makes five at two points (or at a point Black may not block): lost.
+    Lost(usize),
+    /// The opponent makes five at this point: the only move (caro: `cands` may hold
+    /// several five points, every one of them must be tried).
+    MustBlock(usize),
+    /// The opponent threatens an open four: `cands` holds only defences and own fours.
+    Defend,
+    /// Quiet position: `cands` holds all candidates.
+    Quiet,
+}
+
+/// Classifies the position and fills `out` with the candidates (unsorted).
+/// Also returns the static evaluation terms (own pattern sum, opponent pattern sum).
+pub fn classify(g: &Gomoku, out: &mut Vec<Cand>) -> (Tactic, i32, i32) {
+    classify_with(g, out, false)
+}
+
+/// [`classify`], optionally adding threat-combination bonuses to the evaluation terms:
+/// the side to move's four-three / double-three points are close to wins (it moves next),
+/// the opponent's count against it.
+pub fn classify_with(g: &Gomoku, out: &mut Vec<Cand>, threat_eval: bool) -> (Tactic, i32, i32) {
+    out.clear();
+    let me = g.to_move();
+    let opp = me.opp();
+    if let Some(f) = g.forced_point() {
+        let c = g.cell_of(f);
+        out.push(Cand {
+            cell: c,
+            score: 0,
+            my_four: false,
+            opp_four: true,
+        });
+        return (Tactic::MustBlock(c), 0, 0);
+    }
+    let renju_black = g.rule() == Rule::Renju && me == Color::Black;
+    let four_t = g.rule() == Rule::FourT;
+    let (w, h) = (g.width(), g.height());
+    let mut opp_five: Option<usize> = None;
+    let mut opp_fives = 0;
+    let mut my_open: Option<usize> = None;
+    let mut opp_open = false;
+    let mut sum_me = 0;
+    let mut sum_opp = 0;
+    let (mut me43, mut me33, mut opp43, mut opp33, mut opp_fours) = (0, 0, 0, 0, 0);
+    for y in 0..h {
+        let row = g.cell_of((y * w) as Move);
+        for cell in row..row + w {
+            if g.cell_value(cell) != EMPTY || !near_stone(g, cell) {
+                continue;
+            }
+            let pm = g.patterns(cell, me);
+            let po = g.patterns(cell, opp);
+            if pm.contains(&Pattern::F5) {
+                return (Tactic::WinNow(cell), 0, 0);
+            }
+            let (mf, mo) = four_info(&pm);
+            // Two fours at once win like an open four (not for renju Black: forbidden).
+            let mo = mo || (mf >= 2 && !renju_black);
+            if four_t && (mo || mf >= 2) {
+                // 4T: two completion points win at once.
+                return (Tactic::WinNow(cell), 0, 0);
+            }
+            if po.contains(&Pattern::F5) {
+                opp_fives += 1;
+                if opp_five.is_none() {
+                    opp_five = Some(cell);
+                }
+            }
+            let (of, oo) = four_info(&po);
+            let oo = oo || (of >= 2 && !(opp == Color::Black && g.rule() == Rule::Renju));
+            let forbidden = renju_black && g.is_forbidden(cell);
+            if !forbidden && mo && my_open.is_none() {
+                my_open = Some(cell);
+            }
+            opp_open |= oo;
+            let a = cell_score(g, cell, me);
+            let b = cell_score(g, cell, opp);
+            sum_me += a;
+            sum_opp += b;
+            if threat_eval {
+                if of > 0 {
+                    opp_fours += 1;
+                }
+                // cell_score adds 1000 for a four-three, 400 for a double three.
+                if b >= 1000 {
+                    opp43 += 1;
+                } else if b >= 400 {
+                    opp33 += 1;
+                }
+                if !forbidden {
+                    if a >= 1000 {
+                        me43 += 1;
+                    } else if a >= 400 {
+                        me33 += 1;
+                    }
+                }
+            }
+            if forbidden {
+                continue;
+            }
+            out.push(Cand {
+                cell,
+                score: a * 10 + b * 9,
+                my_four: mf > 0,
+                opp_four: of > 0 || po.contains(&Pattern::F5),
+            });
+        }
+    }
+    // Caro: a five blocked at both ends does not win, so blocking one completion point of a
+    // "double" four can also kill the other; the line patterns cannot see that, so two
+    // completion points are neither a sure win nor a sure loss there: search every block.
+    let caro = matches!(g.rule(), Rule::Caro | Rule::CaroExact);
+    if let Some(c) = opp_five {
+        if (opp_fives >= 2 && !caro) || (renju_black && g.is_forbidden(c)) {
+            return (Tactic::Lost(c), sum_me, sum_opp);
+        }
+        out.retain(|x| g.patterns(x.cell, opp).contains(&Pattern::F5));
+        return (Tactic::MustBlock(c), sum_me, sum_opp);
+    }
+    if let Some(c) = my_open.filter(|_| !caro) {
+        return (Tactic::WinIn3(c), sum_me, sum_opp);
+    }
+    if threat_eval {
+        if opp_fours == 0 {
+            if me43 > 0 {
+                sum_me += 6000;
+            } else if me33 > 0 && !opp_open {
+                sum_me += 2500;
+            }
+        }
+        sum_opp += 1500 * opp43.min(2) + 600 * opp33.min(2);
+    }
+    if opp_open {
+        out.retain(|c| c.my_four || c.opp_four);
+        return (Tactic::Defend, sum_me, sum_opp);
+    }
+    (Tactic::Quiet, sum_me, sum_opp)
+}
+
+/// Static evaluation from the side to move's view, from the pattern sums of [`classify`].
+/// The side to move gets a tempo bonus: its threats are one move closer than the opponent's.
+#[inline]
+pub fn static_eval(sum_me: i32, sum_opp: i32) -> i32 {
+    (sum_me * 6 - sum_opp * 5) / 4
+}
+
+#[derive(Copy, Clone, Default)]
+struct TtEntry {
+    key: u64,
+    score: i32,
+    mv: u16,
+    depth: i8,
+    flag: u8,
+}
+
+impl TtEntry {
+    /// Packed as two words (key, data) so the table is all-zero when empty: a zeroed
+    /// allocation is lazy and nearly free, which keeps tiny time budgets cheap.
+    fn pack(&self) -> [u64; 2] {
+        let data = (self.score as u32 as u64)
+            | (self.mv as u64) << 32
+            | (self.depth as u8 as u64) << 48
+            | (self.flag as u64) << 56;
+        [self.key, data]
+    }
+
+    fn unpack(w: [u64; 2]) -> TtEntry {
+        TtEntry {
+            key: w[0],
+            score: w[1] as u32 as i32,
+            mv: (w[1] >> 32) as u16,
+            depth: (w[1] >> 48) as u8 as i8,
+            flag: (w[1] >> 56) as u8,
+        }
+    }
+}
+
+const EXACT: u8 = 1;
+const LOWER: u8 = 2;
+const UPPER: u8 = 3;
+const NO_CELL: u16 = u16::MAX;
+
+/// The main player. See the module docs.
+pub struct AlphaBeta {
+    tt: Vec<[u64; 2]>,
+    memory: usize,
+    stack: Vec<Vec<Cand>>,
+    history: Vec<i32>,
+    aborted: bool,
+    /// Set when a mate score may come from width pruning (then it is not reported as proven).
+    unsound: bool,
+    /// Candidates searched at interior nodes in quiet positions.
+    width: usize,
+    /// Threat-space solver (VCF/VCT) used at the root.
+    threats: ThreatSolver,
+    /// The root moves were filtered against the opponent's VCF (do not truncate them).
+    defending: bool,
+}
+
+impl Default for AlphaBeta {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl std::fmt::Debug for AlphaBeta {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "AlphaBeta {{ tt: {} entries }}", self.tt.len())
+    }
+}
+
+fn mate_to_tt(s: i32, ply: usize) -> i32 {
+    if s >= WIN_THRESHOLD {
+        s + ply as i32
+    } else if s <= -WIN_THRESHOLD {
+        s - ply as i32
+    } else {
+        s
+    }
+}
+
+fn mate_from_tt(s: i32, ply: usize) -> i32 {
+    if s >= WIN_THRESHOLD {
+        s - ply as i32
+    } else if s <= -WIN_THRESHOLD {
+        s + ply as i32
+    } else {
+        s
+    }
+}
+
+impl AlphaBeta {
+    /// A player with the default table memory (allocated lazily on the first search).
+    pub fn new() -> Self {
+        AlphaBeta {
+            tt: Vec::new(),
+            memory: DEFAULT_MEMORY,
+            stack: (0..=MAX_PLY + 1).map(|_| Vec::with_capacity(64)).collect(),
+            history: Vec::new(),
+            aborted: false,
+            unsound: false,
+            width: 14,
+            threats: ThreatSolver::new(18),
+            defending: false,
+        }
+    }
+
+    fn ensure_tt(&mut self) {
+        let entries = (self.memory / 16).max(1024);
+        // Power of two so the index is a mask.
+        let n = 1usize << (usize::BITS - 1 - entries.leading_zeros());
+        if self.tt.len() != n {
+            self.tt = Vec::new();
+            self.tt = vec![[0u64; 2]; n];
+        }
+    }
+
+    #[inline]
+    fn tt_probe(&self, key: u64) -> Option<TtEntry> {
+        let e = TtEntry::unpack(self.tt[(key as usize) & (self.tt.len() - 1)]);
+        (e.key == key && e.flag != 0).then_some(e)
+    }
+
+    #[inline]
+    fn tt_store(&mut self, key: u64, depth: i32, score: i32, flag: u8, mv: u16) {
+        let i = (key as usize) & (self.tt.len() - 1);
+        let e = TtEntry::unpack(self.tt[i]);
+        if e.key != key || depth >= e.depth as i32 || flag == EXACT {
+            self.tt[i] = TtEntry {
+                key,
+                score,
+                mv,
+                depth: depth.clamp(-100, 100) as i8,
+                flag,
+            }
+            .pack();
+        }
+    }
+
+    /// Sorts `cands` for searching: table move first, then by score plus history.
+    fn order(&self, cands: &mut [Cand], tt_cell: u16) {
+        for c in cands.iter_mut() {
+            if c.cell as u16 == tt_cell {
+                c.score = i32::MAX;
+            } else {
+                let h = self.history.get(c.cell).copied().unwrap_or(0);
+                // History only breaks ties between similar pattern scores.
+                let h = h.min(40);
+                c.score = c.score.saturating_add(h);
+            }
+        }
+        cands.sort_unstable_by(|a, b| b.score.cmp(&a.score).then(a.cell.cmp(&b.cell)));
+    }
+
+    /// Negamax alpha-beta with PVS. Returns the score from the side to move's view.
+    fn negamax(
+        &mut self,
+        g: &mut Gomoku,
+        budget: &mut Budget,
+        depth: i32,
+        mut alpha: i32,
+        beta: i32,
+        ply: usize,
+    ) -> i32 {
+        budget.nodes += 1;
+        if budget.exhausted() {
+            self.aborted = true;
+            return 0;
+        }
+        if g.stones() >= g.width() * g.height() {
+            return 0;
+        }
+        // Mate-distance pruning.
+        let alpha0 = alpha.max(-(WIN - ply as i32));
+        let beta0 = beta.min(WIN - ply as i32 - 1);
+        if alpha0 >= beta0 {
+            return alpha0;
+        }
+        let key = g.hash();
+        let mut tt_cell = NO_CELL;
+        if let Some(e) = self.tt_probe(key) {
+            tt_cell = e.mv;
+            if e.depth as i32 >= depth {
+                let s = mate_from_tt(e.score, ply);
+                match e.flag {
+                    EXACT => return s,
+                    LOWER if s >= beta => return s,
+                    UPPER if s <= alpha => return s,
+                    _ => {}
+                }
+            }
+        }
+        let mut cands = std::mem::take(&mut self.stack[ply]);
+        let (tactic, sum_me, sum_opp) = classify_with(g, &mut cands, true);
+        let mut child_depth = depth - 1;
+        match tactic {
+            Tactic::WinNow(_) => {
+                self.stack[ply] = cands;
+                return WIN - ply as i32 - 1;
+            }
+            Tactic::WinIn3(_) => {
+                self.stack[ply] = cands;
+                return WIN - ply as i32 - 3;
+            }
+            Tactic::Lost(_) => {
+                self.stack[ply] = cands;
+                return -(WIN - ply as i32 - 2);
+            }
+            Tactic::MustBlock(_) => {
+                // Forced replies do not use depth: threat sequences are read to their end.
+                child_depth = depth;
+            }
+            Tactic::Defend | Tactic::Quiet => {
+                if depth <= 0 || ply >= MAX_PLY {
+                    self.stack[ply] = cands;
+                    return static_eval(sum_me, sum_opp);
+                }
+            }
+        }
+        if ply >= MAX_PLY {
+            self.stack[ply] = cands;
+            return static_eval(sum_me, sum_opp);
+        }
+        if cands.is_empty() {
+            self.stack[ply] = cands;
+            return static_eval(sum_me, sum_opp);
+        }
+        self.order(&mut cands, tt_cell);
+        let truncated = matches!(tactic, Tactic::Quiet) && cands.len() > self.width;
+        if truncated {
+            cands.truncate(self.width);
+        }
+        let mut best = -WIN;
+        let mut best_cell = NO_CELL;
+        let mut flag = UPPER;
+        for (i, c) in cands.iter().enumerate() {
+            let m = g.move_of(c.cell);
+            g.play_unchecked(m);
+            let score = match g.outcome() {
+                Some(Outcome::Win(_)) => WIN - ply as i32 - 1,
+                Some(Outcome::Draw) => 0,
+                None => {
+                    if i == 0 {
+                        -self.negamax(g, budget, child_depth, -beta0, -alpha, ply + 1)
+                    } else {
+                        let s = -self.negamax(g, budget, child_depth, -alpha - 1, -alpha, ply + 1);
+                        if s > alpha && s < beta0 && !self.aborted {
+                            -self.negamax(g, budget, child_depth, -beta0, -alpha, ply + 1)
+                        } else {
+                            s
+                        }
+                    }
+                }
+            };
+            g.undo();
+            if self.aborted {
+                self.stack[ply] = cands;
+                return 0;
+            }
+            if score > best {
+                best = score;
+                best_cell = c.cell as u16;
+                if score > alpha {
+                    alpha = score;
+                    flag = EXACT;
+                    if score >= beta0 {
+                        flag = LOWER;
+                        if let Some(hv) = self.history.get_mut(c.cell) {
+                            *hv += depth.max(1) * depth.max(1);
+                        }
+                        break;
+                    }
+                }
+            }
+        }
+        self.stack[ply] = cands;
+        if truncated && best <= -WIN_THRESHOLD {
+            self.unsound = true;
+        }
+        self.tt_store(key, depth, mate_to_tt(best, ply), flag, best_cell);
+        best
+    }
+
+    /// Root search of one iteration. Returns (score, best cell, completed moves).
+    fn root(
+        &mut self,
+        g: &mut Gomoku,
+        budget: &mut Budget,
+        depth: i32,
+        moves: &mut [Cand],
+    ) -> (i32, usize, usize) {
+        let mut alpha = -WIN;
+        let beta = WIN;
+        let mut best = (-WIN, moves[0].cell);
+        let mut done = 0;
+        let mut best_idx = 0;
+        for (i, c) in moves.iter().enumerate() {
+            budget.nodes += 1;
+            let m = g.move_of(c.cell);
+            g.play_unchecked(m);
+            let score = match g.outcome() {
+                Some(Outcome::Win(_)) => WIN - 1,
+                Some(Outcome::Draw) => 0,
+                None => {
+                    if i == 0 {
+                        -self.negamax(g, budget, depth - 1, -beta, -alpha, 1)
+                    } else {
+                        let s = -self.negamax(g, budget, depth - 1, -alpha - 1, -alpha, 1);
+                        if s > alpha && !self.aborted {
+                            -self.negamax(g, budget, depth - 1, -beta, -alpha, 1)
+                        } else {
+                            s
+                        }
+                    }
+                }
+            };
+            g.undo();
+            if self.aborted {
+                break;
+            }
+            done += 1;
+            if score > best.0 {
+                best = (score, c.cell);
+                best_idx = i;
+                alpha = alpha.max(score);
+            }
+        }
+        // Best move first for the next iteration.
+        if best_idx > 0 {
+            moves[..=best_idx].rotate_right(1);
+        }
+        (best.0, best.1, done)
+    }
+
+    /// Threat-space search at the root, each part with a share of the budget:
+    /// the side to move's VCF, then its VCT (a found line is played and reported as proven);
+    /// then the opponent's VCF: when it has one, the root moves are cut down to those after
+    /// which it has none (own fours always stay), unless that leaves nothing.
+    fn root_threats(
+        &mut self,
+        g: &mut Gomoku,
+        limits: &Limits,
+        stop: &AtomicBool,
+        budget: &mut Budget,
+        moves: &mut Vec<Cand>,
+        on_event: &mut dyn FnMut(&SearchEvent),
+    ) -> Option<SearchResult> {
+        self.defending = false;
+        let me = g.to_move();
+        // The threat search reads line patterns, which overrate caro fours (see `classify`):
+        // its winning lines are not trusted there, only used to find threats to defend.
+        let caro = matches!(g.rule(), Rule::Caro | Rule::CaroExact);
+        // Share of the remaining budget: `pct` percent of the time and of the nodes.
+        let share = |pct: u32, default_nodes: u64, budget: &Budget| -> Limits {
+            let time = limits
+                .time
+                .map(|t| t.saturating_sub(budget.elapsed()) * pct / 100);
+            let nodes = match (limits.nodes, limits.time) {
+                (Some(n), _) => Some(n.saturating_sub(budget.nodes) * pct as u64 / 100),
+                (None, None) => Some(default_nodes),
+                (None, Some(_)) => None,
+            };
+            Limits {
+                time,
+                nodes,
+                depth: None,
+            }
+        };
+        let found = |line: Vec<Move>, nodes: u64, on_event: &mut dyn FnMut(&SearchEvent)| {
+            on_event(&SearchEvent::Proven {
+                winner: Some(me),
+                line: line.clone(),
+            });
+            SearchResult {
+                best: line.first().copied(),
+                score: WIN - line.len() as i32,
+                proven: Some(Some(me)),
+                nodes,
+                pv: line,
+            }
+        };
+        let own = if caro {
+            &[][..]
+        } else {
+            &[(false, 10, 40), (true, 15, 10)][..]
+        };
+        for &(vct, pct, depth) in own {
+            let l = share(pct, 300_000, budget);
+            if l.nodes == Some(0) || l.time == Some(Duration::ZERO) {
+                continue;
+            }
+            let mut sub = Budget::new(&l, stop);
+            let line = if vct {
+                self.threats.vct(g, &mut sub, depth)
+            } else {
+                self.threats.vcf(g, &mut sub, depth)
+            };
+            budget.nodes += sub.nodes;
+            if let Some(line) = line.filter(|l| !l.is_empty()) {
+                if g.check_move(line[0]).is_ok() {
+                    return Some(found(line, budget.nodes, on_event));
+                }
+            }
+        }
+        // The opponent's VCF, as if it were to move now.
+        let l = share(5, 100_000, budget);
+        if l.nodes == Some(0) || l.time == Some(Duration::ZERO) {
+            return None;
+        }
+        let mut sub = Budget::new(&l, stop);
+        g.set_to_move(me.opp());
+        let opp_line = self.threats.vcf(g, &mut sub, 40);
+        g.set_to_move(me);
+        budget.nodes += sub.nodes;
+        opp_line.as_ref()?;
+        let per_move = share(15, 300_000, budget);
+        let n = moves.len().max(1) as u32;
+        let per = Limits {
+            time: per_move.time.map(|t| t / n),
+            nodes: per_move.nodes.map(|x| x / n as u64),
+            depth: None,
+        };
+        let mut keep = Vec::new();
+        for c in moves.iter() {
+            if c.my_four {
+                keep.push(*c);
+                continue;
+            }
+            let mut sub = Budget::new(&per, stop);
+            g.play_unchecked(g.move_of(c.cell));
+            let refuted = self.threats.vcf(g, &mut sub, 40).is_some();
+            g.undo();
+            budget.nodes += sub.nodes;
+            if !refuted {
+                keep.push(*c);
+            }
+        }
+        if !keep.is_empty() && keep.len() < moves.len() {
+            *moves = keep;
+            self.defending = true;
+        }
+        None
+    }
+
+    fn pv(&self, g: &mut Gomoku, first: usize) -> Vec<Move> {
+        let mut pv = vec![g.move_of(first)];
+        g.play_unchecked(g.move_of(first));
+        let mut played = 1;
+        while played < 32 && g.outcome().is_none() {
+            let Some(e) = self.tt_probe(g.hash()) else {
+                break;
+            };
+            if e.mv == NO_CELL {
+                break;
+            }
+            let m = g.move_of(e.mv as usize);
+            if g.check_move(m).is_err() {
+                break;
+            }
+            pv.push(m);
+            g.play_unchecked(m);
+            played += 1;
+        }
+        for _ in 0..played {
+            g.undo();
+        }
+        pv
+    }
+}
+
+/// Fallback when no candidate exists (e.g. every nearby point is forbidden): the first legal move.
+fn first_legal(g: &Gomoku) -> Option<Move> {
+    let mut legal = Vec::new();
+    g.legal_moves(&mut legal);
+    let c = g.cell_of(((g.height() / 2) * g.width() + g.width() / 2) as Move);
+    // Prefer the centre-most legal move so the fallback is not absurd.
+    legal.into_iter().min_by_key(|&m| {
+        let d = g.cell_of(m) as isize - c as isize;
+        d.abs()
+    })
+}
+
+impl Searcher<Gomoku> for AlphaBeta {
+    fn name(&self) -> &'static str {
+        "pcn"
+    }
+
+    fn clear(&mut self) {
+        self.threats.clear();
+        // A fresh zeroed table is cheaper than writing every entry.
+        let n = self.tt.len();
+        self.tt = Vec::new();
+        self.tt = vec![[0u64; 2]; n];
+        self.history.iter_mut().for_each(|h| *h = 0);
+    }
+
+    fn set_memory(&mut self, bytes: usize) {
+        self.memory = if bytes == 0 { DEFAULT_MEMORY } else { bytes };
+    }
+
+    fn search(
+        &mut self,
+        game: &Gomoku,
+        limits: &Limits,
+        stop: &AtomicBool,
+        on_event: &mut dyn FnMut(&SearchEvent),
+    ) -> SearchResult {
+        let mut budget = Budget::new(limits, stop);
+        let mut g = game.clone();
+        let me = g.to_move();
+        self.aborted = false;
+        self.ensure_tt();
+        let cells = g.cell_range().end;
+        if self.history.len() != cells {
+            self.history = vec![0; cells];
+        }
+        // Age the history so old games do not dominate.
+        self.history.iter_mut().for_each(|h| *h /= 4);
+        if g.outcome().is_some() {
+            return SearchResult::default();
+        }
+        if g.stones() == 0 {
+            let m = ((g.height() / 2) * g.width() + g.width() / 2) as Move;
+            return SearchResult {
+                best: Some(m),
+                nodes: 1,
+                pv: vec![m],
+                ..SearchResult::default()
+            };
+        }
+        let mut moves = Vec::new();
+        let (tactic, _, _) = classify(&g, &mut moves);
+        let proven =
+            |winner: Color, cell: usize, g: &Gomoku, on_event: &mut dyn FnMut(&SearchEvent)| {
+                let m = g.move_of(cell);
+                on_event(&SearchEvent::Proven {
+                    winner: Some(winner),
+                    line: vec![m],
+                });
+                SearchResult {
+                    best: Some(m),
+                    score: if winner == me { WIN - 1 } else { -WIN + 2 },
+                    proven: Some(Some(winner)),
+                    nodes: 1,
+                    pv: vec![m],
+                }
+            };
+        match tactic {
+            Tactic::WinNow(c) => return proven(me, c, &g, on_event),
+            Tactic::Lost(c) => {
+                // Block one five if that point is playable (renju: it may be forbidden).
+                let cell = if g.check_move(g.move_of(c)).is_ok() {
+                    Some(c)
+                } else {
+                    moves
+                        .first()
+                        .map(|x| x.cell)
+                        .or_else(|| first_legal(&g).map(|m| g.cell_of(m)))
+                };
+                if let Some(cell) = cell {
+                    return proven(me.opp(), cell, &g, on_event);
+                }
+                return SearchResult::default();
+            }
+            Tactic::MustBlock(c) if moves.len() <= 1 => {
+                let m = g.move_of(c);
+                return SearchResult {
+                    best: Some(m),
+                    nodes: 1,
+                    pv: vec![m],
+                    ..SearchResult::default()
+                };
+            }
+            _ => {}
+        }
+        if moves.is_empty() {
+            let best = first_legal(&g);
+            return SearchResult {
+                best,
+                nodes: 1,
+                pv: best.into_iter().collect(),
+                ..SearchResult::default()
+            };
+        }
+        if let Some(r) = self.root_threats(&mut g, limits, stop, &mut budget, &mut moves, on_event)
+        {
+            return r;
+        }
+        self.order(&mut moves, NO_CELL);
+        // The root keeps more candidates than interior nodes.
+        let root_truncated =
+            matches!(tactic, Tactic::Quiet) && !self.defending && moves.len() > self.width * 2;
+        if root_truncated {
+            moves.truncate(self.width * 2);
+        }
+        let mut best_cell = moves[0].cell;
+        let mut best_score = 0;
+        let mut last_pv = vec![g.move_of(best_cell)];
+        let max_depth = limits.depth.unwrap_or(64).clamp(1, 64) as i32;
+        let mut proven_result = None;
+        for depth in 1..=max_depth {
+            self.unsound = false;
+            let (score, cell, done) = self.root(&mut g, &mut budget, depth, &mut moves);
+            if self.aborted {
+                // Keep the best of this partial iteration only if it beat the previous best.
+                if done > 0 && cell != best_cell {
+                    best_cell = cell;
+                    best_score = score;
+                    last_pv = vec![g.move_of(cell)];
+                }
+                break;
+            }
+            best_cell = cell;
+            best_score = score;
+            last_pv = self.pv(&mut g, cell);
+            on_event(&SearchEvent::Info {
+                depth: depth as u32,
+                nodes: budget.nodes,
+                score,
+                pv: last_pv.clone(),
+                elapsed: budget.elapsed(),
+            });
+            if (score >= WIN_THRESHOLD || score <= -WIN_THRESHOLD)
+                && !self.unsound
+                && !(root_truncated && score < 0)
+            {
+                let winner = if score > 0 { me } else { me.opp() };
+                on_event(&SearchEvent::Proven {
+                    winner: Some(winner),
+                    line: last_pv.clone(),
+                });
+                proven_result = Some(Some(winner));
+                // A proven win is final; a proven loss too (the longest defence is kept).
+                break;
+            }
+            if budget.exhausted_now() {
+                break;
+            }
+        }
+        SearchResult {
+            best: Some(g.move_of(best_cell)),
+            score: best_score,
+            proven: proven_result,
+            nodes: budget.nodes,
+            pv: last_pv,
+        }
+    }
+}
