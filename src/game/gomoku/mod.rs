@@ -636,3 +636,24 @@ mod tests {
         assert_eq!(legal, vec![mv(&g, "M8")]);
     }
 }
+
+#[cfg(test)]
+mod caro_tests {
+    use super::*;
+
+    /// A caro four whose two completion points are both killed by one block is not an open
+    /// four: here Black's G5 takes one completion, and the other five (G6-G10) is then closed by
+    /// G5 and Black's G11.
+    #[test]
+    fn caro_four_killed_by_one_block() {
+        let mut g = Gomoku::new(15, 15, Rule::Caro).unwrap();
+        for s in ["F10", "H10", "J9", "G9", "J11", "G8", "G11", "G7", "H11"] {
+            let m = g.parse_gtp(s).unwrap();
+            g.play(m).unwrap();
+        }
+        let g6 = g.cell_of(g.parse_gtp("G6").unwrap());
+        let pats = g.patterns(g6, Color::White);
+        assert!(!pats.contains(&Pattern::F4), "{pats:?}");
+        assert_eq!(pats[1], Pattern::B4, "{pats:?}");
+    }
+}

@@ -188,12 +188,30 @@ fn classify(key: u32, own: u8, rule: &FiveRule, memo: &mut [u8]) -> Pattern {
             match fives {
                 0 => best,
                 1 => Pattern::B4,
+                _ if rule.caro && one_block_stops_all(key, own, rule, memo) => Pattern::B4,
                 _ => Pattern::F4,
             }
         }
     };
     memo[key as usize] = p as u8;
     p
+}
+
+/// Caro: whether one opponent stone stops every five of `own` through the centre. Two
+/// completion points are not an open four when a single stone both takes one of them and
+/// closes the far end of the other (a five blocked at both ends does not win).
+fn one_block_stops_all(key: u32, own: u8, rule: &FiveRule, memo: &mut [u8]) -> bool {
+    let opp = (own ^ 3) as u32;
+    (0..10).any(|b| {
+        if slot(key, b) != EMPTY {
+            return false;
+        }
+        let blocked = key | opp << (2 * b);
+        !INNER_SLOTS.iter().any(|&e| {
+            slot(blocked, e) == EMPTY
+                && classify(blocked | (own as u32) << (2 * e), own, rule, memo) == Pattern::F5
+        })
+    })
 }
 
 /// Builds the table for one rule: entry = black pattern | white pattern << 8.
@@ -305,5 +323,10 @@ mod tests {
         assert_eq!(black(CARO, "OXXXX.O____"), Pattern::Dead);
         assert_eq!(black(CARO, "OXXXX._O___"), Pattern::F5);
         assert_eq!(black(CARO, "_OXXX._O___"), Pattern::Dead);
+        // O_XXX._O: completing either end makes a five, but White at -4 both takes the left
+        // completion and closes the right five's far end.
+        assert_eq!(black(CARO, "O_XXX._O___"), Pattern::B4);
+        assert_eq!(black(FREE, "O_XXX._O___"), Pattern::F4);
+        assert_eq!(black(CARO, "__XXX.__O__"), Pattern::F4);
     }
 }
