@@ -273,6 +273,14 @@ impl Gomoku {
         Pattern::from_u8((self.pats[cell][d] >> (8 * color.index())) as u8)
     }
 
+    /// The pattern `color` makes with a stone on the centre of the line key `key` (see
+    /// [`pattern`]): lets renju analysis evaluate hypothetical lines.
+    #[inline(always)]
+    pub fn pattern_of_key(&self, key: u32, color: Color) -> Pattern {
+        let v = self.table[table_index(key, self.narrow)];
+        Pattern::from_u8((v >> (8 * color.index())) as u8)
+    }
+
     /// The four direction patterns of `color` at `cell`.
     #[inline(always)]
     pub fn patterns(&self, cell: usize, color: Color) -> [Pattern; 4] {
