@@ -8,7 +8,7 @@ use super::heuristic::{ThreatPriors, UniformPlayout};
 use super::{Heuristic, SolverGame, SolverOptions};
 use crate::game::gomoku::{Gomoku, Rule};
 use crate::game::killallgo::KillallGo;
-use crate::game::Move;
+use crate::game::{Game, Move};
 use crate::search::threat::{immediate_win, ThreatSolver};
 use crate::search::{Budget, Limits};
 
@@ -114,6 +114,14 @@ impl SolverGame for Gomoku {
         None
     }
 
+    fn mobility(&self) -> usize {
+        if self.forced_point().is_some() {
+            1
+        } else {
+            self.num_actions() - self.stones()
+        }
+    }
+
     fn default_heuristic(opts: &SolverOptions) -> Box<dyn Heuristic<Self>> {
         Box::new(ThreatPriors::new(opts))
     }
@@ -122,6 +130,11 @@ impl SolverGame for Gomoku {
 impl SolverGame for KillallGo {
     fn solver_key(&self) -> u64 {
         self.tt_key()
+    }
+
+    fn mobility(&self) -> usize {
+        // Empty points plus the pass; exact counting (superko, eyes) is not worth its cost.
+        self.board().empty_cells().len() + 1
     }
 
     fn default_heuristic(opts: &SolverOptions) -> Box<dyn Heuristic<Self>> {

@@ -22,6 +22,7 @@ pub mod dfpn;
 pub mod heuristic;
 pub mod knowledge;
 pub mod mcts;
+mod proof;
 pub mod tt;
 
 use std::sync::atomic::AtomicBool;
@@ -237,6 +238,14 @@ pub trait SolverGame: Game {
     /// position unchanged and must be sound (a returned move wins by force).
     fn knowledge_win(&mut self, _state: &mut KnowledgeState) -> Option<Move> {
         None
+    }
+
+    /// A cheap estimate of the number of legal moves (DFPN mobility initialisation).
+    /// Defaults to counting [`Game::legal_moves`].
+    fn mobility(&self) -> usize {
+        let mut v = Vec::new();
+        self.legal_moves(&mut v);
+        v.len()
     }
 
     /// The heuristic used by MCTS and focused DFPN when none is plugged in.
@@ -520,10 +529,4 @@ fn fix_line<G: Game>(e: ProofError, root: &G, line: &[Move]) -> ProofError {
         ProofError::BadLeaf { expected, .. } => ProofError::BadLeaf { expected, line: l },
         other => other,
     }
-}
-
-/// Whether a terminal outcome is a win for `prover`.
-#[inline]
-pub(crate) fn prover_wins(o: Outcome, prover: Color) -> bool {
-    o == Outcome::Win(prover)
 }
