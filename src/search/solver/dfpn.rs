@@ -412,10 +412,7 @@ impl<G: SolverGame> Solver<G> for Dfpn<G> {
         let stop = AtomicBool::new(false);
         let limits = Limits::nodes(self.opts.proof_search_nodes);
         let max = self.opts.proof_max_nodes;
-        let mut oracle = DfpnOracle {
-            dfpn: self,
-            budget: Budget::new(&limits, &stop),
-        };
+        let mut oracle = DfpnOracle::new(self, Budget::new(&limits, &stop));
         proof::build(&root, prover, result, &mut oracle, &mut know, max)
     }
 
@@ -434,12 +431,17 @@ impl<G: SolverGame> Solver<G> for Dfpn<G> {
 
 /// The DFPN side of a proof build: the table's proven children, re-searching when the table
 /// has lost them, within one node budget for the whole build.
-struct DfpnOracle<'a, 'b, G: SolverGame> {
+pub(crate) struct DfpnOracle<'a, 'b, G: SolverGame> {
     dfpn: &'a mut Dfpn<G>,
     budget: Budget<'b>,
 }
 
-impl<G: SolverGame> DfpnOracle<'_, '_, G> {
+impl<'a, 'b, G: SolverGame> DfpnOracle<'a, 'b, G> {
+    /// An oracle over `dfpn`'s table with one node budget for all its re-searches.
+    pub(crate) fn new(dfpn: &'a mut Dfpn<G>, budget: Budget<'b>) -> Self {
+        DfpnOracle { dfpn, budget }
+    }
+
     fn lookup(&self, g: &mut G, prover: Color, result: SolveResult) -> Option<Move> {
         let mut moves = Vec::new();
         g.legal_moves(&mut moves);
