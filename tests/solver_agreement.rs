@@ -126,7 +126,9 @@ fn check_solver<G: SolverGame>(
         );
     }
     if o.result == SolveResult::Win && g.to_move() == prover {
-        let m = o.best.unwrap_or_else(|| panic!("{label}: {name} gave no winning move"));
+        let m = o
+            .best
+            .unwrap_or_else(|| panic!("{label}: {name} gave no winning move"));
         let mut h = g.clone();
         h.play(m).expect("legal best move");
     }
@@ -173,7 +175,13 @@ fn configs() -> Vec<(&'static str, SolverOptions)> {
 }
 
 /// Random non-terminal Gomoku positions with `empties` empty points left.
-fn gomoku_positions(rule: Rule, size: usize, empties: usize, count: usize, seed: u64) -> Vec<Gomoku> {
+fn gomoku_positions(
+    rule: Rule,
+    size: usize,
+    empties: usize,
+    count: usize,
+    seed: u64,
+) -> Vec<Gomoku> {
     let mut rng = Rng::new(seed);
     let mut out = Vec::new();
     let mut tries = 0;
@@ -224,8 +232,15 @@ fn gomoku_solvers_agree_with_brute_force() {
                 let mut memo = HashMap::new();
                 let mut n = 0;
                 let mut h = g.clone();
-                let truth = brute(&mut h, prover, &|x: &Gomoku| x.hash(), &mut memo, &mut n, 2_000_000)
-                    .expect("small enough for brute force");
+                let truth = brute(
+                    &mut h,
+                    prover,
+                    &|x: &Gomoku| x.hash(),
+                    &mut memo,
+                    &mut n,
+                    2_000_000,
+                )
+                .expect("small enough for brute force");
                 wins += truth as usize;
                 for (ci, (name, opts)) in configs().into_iter().enumerate() {
                     total += 1;
@@ -249,8 +264,14 @@ fn gomoku_solvers_agree_with_brute_force() {
         "dfpn/fdfpn left positions unsolved: {per:?}"
     );
     // MCTS keeps no transpositions in its tree; it still solves a good share.
-    assert!(per[2] * 6 * 3 >= total && per[5] * 6 * 3 >= total, "mcts solved too few: {per:?}");
-    assert!(wins > 10 && wins * 10 < total, "value mix too one-sided: {wins}");
+    assert!(
+        per[2] * 6 * 3 >= total && per[5] * 6 * 3 >= total,
+        "mcts solved too few: {per:?}"
+    );
+    assert!(
+        wins > 10 && wins * 10 < total,
+        "value mix too one-sided: {wins}"
+    );
 }
 
 /// Killall-Go 7x7 positions a few plies before the end of random games (board moves, a pass
@@ -349,8 +370,14 @@ fn seen_xor(g: &KillallGo) -> u64 {
 
 #[test]
 fn killallgo_solvers_agree_with_brute_force() {
-    let back: usize = std::env::var("KG_BACK").ok().and_then(|v| v.parse().ok()).unwrap_or(6);
-    let cap: u64 = std::env::var("KG_CAP").ok().and_then(|v| v.parse().ok()).unwrap_or(50_000);
+    let back: usize = std::env::var("KG_BACK")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(6);
+    let cap: u64 = std::env::var("KG_CAP")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(50_000);
     let positions = killallgo_positions(back, 100, 7);
     assert!(positions.len() >= 30, "only {} positions", positions.len());
     let (mut total, mut solved, mut white_wins, mut checked) = (0, 0, 0, 0);
@@ -360,8 +387,7 @@ fn killallgo_solvers_agree_with_brute_force() {
             let mut memo = HashMap::new();
             let mut n = 0;
             let mut h = g.clone();
-            let Some(truth) = brute_kg(&mut h, prover, seen_xor(g), &mut memo, &mut n, cap)
-            else {
+            let Some(truth) = brute_kg(&mut h, prover, seen_xor(g), &mut memo, &mut n, cap) else {
                 continue;
             };
             checked += 1;
@@ -381,8 +407,14 @@ fn killallgo_solvers_agree_with_brute_force() {
          {white_wins} White wins"
     );
     assert!(checked >= 40, "too few positions brute-forced: {checked}");
-    assert!(white_wins >= 3 && white_wins + 3 <= checked, "one-sided values: {white_wins}/{checked}");
-    assert!(solved * 10 >= total * 8, "solvers solved only {solved}/{total}");
+    assert!(
+        white_wins >= 3 && white_wins + 3 <= checked,
+        "one-sided values: {white_wins}/{checked}"
+    );
+    assert!(
+        solved * 10 >= total * 8,
+        "solvers solved only {solved}/{total}"
+    );
 }
 
 /// Solvers agree with each other on larger random positions (beyond brute force): Gomoku
@@ -392,6 +424,7 @@ fn killallgo_solvers_agree_with_brute_force() {
 fn solvers_agree_with_each_other() {
     let mut agreed = 0;
     let mut runs = 0;
+    let t0 = std::time::Instant::now();
     let cfg = configs();
     let mut compare = |results: &[SolveResult], label: &str| {
         let solved: Vec<SolveResult> = results
@@ -408,7 +441,10 @@ fn solvers_agree_with_each_other() {
         }
     };
     for (i, rule) in [Rule::FourT, Rule::Freestyle].into_iter().enumerate() {
-        for (j, g) in gomoku_positions(rule, 9, 30, 90, 900 + i as u64).iter().enumerate() {
+        for (j, g) in gomoku_positions(rule, 9, 30, 90, 900 + i as u64)
+            .iter()
+            .enumerate()
+        {
             let label = format!("{} 9x9 #{j}", rule.name());
             let results: Vec<SolveResult> = cfg
                 .iter()
@@ -422,6 +458,7 @@ fn solvers_agree_with_each_other() {
             compare(&results, &label);
         }
     }
+    eprintln!("gomoku part done: {:?}", t0.elapsed());
     for (j, g) in killallgo_positions(14, 100, 77).iter().enumerate() {
         let label = format!("killallgo 7x7 #{j}");
         let results: Vec<SolveResult> = cfg
@@ -429,14 +466,17 @@ fn solvers_agree_with_each_other() {
             .take(3)
             .map(|(name, opts)| {
                 runs += 1;
-                let budget = if *name == "mcts" { 5_000 } else { 20_000 };
+                let budget = if *name == "mcts" { 3_000 } else { 6_000 };
                 check_solver(name, opts, g, Color::White, budget, None, &label)
             })
             .collect();
         compare(&results, &label);
     }
     eprintln!("agreement: {agreed} positions solved by at least two solvers ({runs} runs)");
-    assert!(agreed >= 200, "only {agreed} positions solved by two solvers");
+    assert!(
+        agreed >= 200,
+        "only {agreed} positions solved by two solvers"
+    );
 }
 
 /// A corrupted proof (one defence removed, or a wrong choice) fails the check.

@@ -27,8 +27,8 @@ use std::time::Instant;
 use super::proof::{self, satisfies, ProofOracle};
 use super::tt::{Tt, INF, NO_MOVE};
 use super::{
-    Evaluation, GhiMode, Heuristic, KnowledgeState, ProofTree, SolveEvent, SolveOutcome, SolveResult,
-    SolveStats, Solver, SolverGame, SolverOptions,
+    Evaluation, GhiMode, Heuristic, KnowledgeState, ProofTree, SolveEvent, SolveOutcome,
+    SolveResult, SolveStats, Solver, SolverGame, SolverOptions,
 };
 use crate::game::{Color, Move};
 use crate::search::{Budget, Limits};
@@ -105,13 +105,16 @@ impl<G: SolverGame> Dfpn<G> {
     /// The table key of `g` for `prover`, where `hist` is the history hash of `g`.
     #[inline]
     fn key(&self, g: &G, prover: Color, hist: u64) -> u64 {
-        let mut k = g.solver_key();
+        // Exact mode: stones, side to move, the seen positions and the last move determine
+        // legality, so the (costly) illegal-point part of `solver_key` is not needed.
+        let mut k = if self.exact {
+            let last = g.last_move().map_or(0, |m| m as u64 + 1);
+            g.hash() ^ mix(hist ^ last.wrapping_mul(0xa076_1d64_78bd_642f))
+        } else {
+            g.solver_key()
+        };
         if prover == Color::White {
             k ^= WHITE_PROVER;
-        }
-        if self.exact {
-            let last = g.last_move().map_or(0, |m| m as u64 + 1);
-            k ^= mix(hist ^ last.wrapping_mul(0xa076_1d64_78bd_642f));
         }
         k
     }
@@ -175,7 +178,10 @@ impl<G: SolverGame> Dfpn<G> {
                 } else {
                     (INF, 0)
                 }
-            } else if let Some(e) = self.tt.get(self.key(g, prover, self.child_hist(g, self.hist))) {
+            } else if let Some(e) = self
+                .tt
+                .get(self.key(g, prover, self.child_hist(g, self.hist)))
+            {
                 (e.pn(), e.dn())
             } else if let Some(init) = cost_init {
                 init
@@ -190,7 +196,12 @@ impl<G: SolverGame> Dfpn<G> {
                 (1, 1)
             };
             g.undo();
-            buf.push(Child { mv: m, pn, dn, prior });
+            buf.push(Child {
+                mv: m,
+                pn,
+                dn,
+                prior,
+            });
         }
         self.moves = moves;
         if have_priors {
@@ -216,7 +227,11 @@ impl<G: SolverGame> Dfpn<G> {
             return (INF, 0, i, INF);
         }
         if unsolved == 0 {
-            return if or { (INF, 0, 0, INF) } else { (0, INF, 0, INF) };
+            return if or {
+                (INF, 0, 0, INF)
+            } else {
+                (0, INF, 0, INF)
+            };
         }
         let w = self.window(unsolved);
         let mut best = usize::MAX;
@@ -343,7 +358,10 @@ impl<G: SolverGame> Dfpn<G> {
         g.legal_moves(&mut moves);
         let or = g.to_move() == prover;
         // The solving move is stored with the root (it may come from knowledge, e.g. VCF).
-        let decided = matches!((or, result), (true, SolveResult::Win) | (false, SolveResult::Loss));
+        let decided = matches!(
+            (or, result),
+            (true, SolveResult::Win) | (false, SolveResult::Loss)
+        );
         if decided {
             if let Some(e) = self.tt.get(self.key(g, prover, self.hist)) {
                 if moves.contains(&e.best) {
@@ -366,7 +384,9 @@ impl<G: SolverGame> Dfpn<G> {
             // Score (class, tiebreak): larger is better for the side to move.
             let score = match (or, result) {
                 (true, SolveResult::Win) => ((pn == 0) as u8, u64::MAX - effort.min(u64::MAX - 1)),
-                (false, SolveResult::Loss) => ((dn == 0) as u8, u64::MAX - effort.min(u64::MAX - 1)),
+                (false, SolveResult::Loss) => {
+                    ((dn == 0) as u8, u64::MAX - effort.min(u64::MAX - 1))
+                }
                 // Lost for the side to move: the hardest refutation.
                 (_, SolveResult::Win) | (_, SolveResult::Loss) => (1, effort),
                 (true, SolveResult::Unknown) => ((dn != 0) as u8, INF - pn.min(INF)),
@@ -500,11 +520,11 @@ impl<'a, 'b, G: SolverGame> DfpnOracle<'a, 'b, G> {
                 None => {
                     let key = self.dfpn.key(g, prover, self.dfpn.child_hist(g, hist));
                     self.dfpn.tt.get(key).is_some_and(|e| {
-                    if result == SolveResult::Win {
-                        e.proven()
-                    } else {
-                        e.disproven()
-                    }
+                        if result == SolveResult::Win {
+                            e.proven()
+                        } else {
+                            e.disproven()
+                        }
                     })
                 }
             };

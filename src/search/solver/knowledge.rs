@@ -161,7 +161,6 @@ impl SolverGame for KillallGo {
     }
 }
 
-
 /// Whether `rule` is the PCN paper's 4T knowledge rule set.
 pub fn is_four_t(rule: Rule) -> bool {
     rule == Rule::FourT

@@ -21,8 +21,8 @@ use super::dfpn::{Dfpn, DfpnOracle};
 use super::proof::{self, satisfies, ProofOracle};
 use super::tt::{Tt, INF, NO_MOVE};
 use super::{
-    Evaluation, GhiMode, Heuristic, KnowledgeState, ProofTree, SolveEvent, SolveOutcome, SolveResult,
-    SolveStats, Solver, SolverGame, SolverOptions,
+    Evaluation, GhiMode, Heuristic, KnowledgeState, ProofTree, SolveEvent, SolveOutcome,
+    SolveResult, SolveStats, Solver, SolverGame, SolverOptions,
 };
 use crate::game::{Color, Move};
 use crate::search::{Budget, Limits};
@@ -152,7 +152,11 @@ impl<G: SolverGame> Mcts<G> {
         }
         if st != UNKNOWN {
             self.nodes[idx].status = st;
-            return if (st == WIN) == (me == prover) { 1.0 } else { -1.0 };
+            return if (st == WIN) == (me == prover) {
+                1.0
+            } else {
+                -1.0
+            };
         }
         g.legal_moves(&mut self.moves);
         if self.nodes.len() + self.moves.len() > self.max_nodes {
@@ -339,7 +343,11 @@ impl<G: SolverGame> Mcts<G> {
                     if self.use_tt && g.outcome().is_none() {
                         let key = Self::key(g, prover);
                         // Keep an entry that is already solved (it may carry the move).
-                        if !self.tt.get(key).is_some_and(|e| e.proven() || e.disproven()) {
+                        if !self
+                            .tt
+                            .get(key)
+                            .is_some_and(|e| e.proven() || e.disproven())
+                        {
                             let (pn, dn) = if after == WIN { (0, INF) } else { (INF, 0) };
                             let effort = self.nodes[id].visits as u64;
                             self.tt.put(key, pn, dn, effort, NO_MOVE);

@@ -227,7 +227,7 @@ impl Default for SolverOptions {
             c_puct: 1.5,
             playout_plies: 400,
             proof_search_nodes: 2_000_000,
-            proof_max_nodes: 20_000_000,
+            proof_max_nodes: 5_000_000,
         }
     }
 }
@@ -492,7 +492,12 @@ impl ProofTree {
         line: &[Move],
     ) -> Result<(), ProofError> {
         let node = &self.nodes[ni as usize];
-        let lt = || line.iter().map(|m| m.to_string()).collect::<Vec<_>>().join(" ");
+        let lt = || {
+            line.iter()
+                .map(|m| m.to_string())
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
         if let Some(o) = g.outcome() {
             let prover_won = o == Outcome::Win(self.prover);
             let ok = match self.result {
