@@ -5,6 +5,7 @@ pub mod alphabeta;
 pub mod greedy;
 pub mod reference;
 pub mod registry;
+pub mod solver;
 pub mod threat;
 
 use std::sync::atomic::{AtomicBool, Ordering};
