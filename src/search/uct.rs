@@ -115,12 +115,13 @@ impl Node {
             proven: Proven::Unknown,
         }
     }
-    /// Win rate for the player who moved into this node (proven values exact).
+    /// Win rate for the player who moved into this node: proven values exactly (1, 0.5,
+    /// 0), otherwise the mean reward shrunk towards 0.5 by one virtual draw, so that only a
+    /// proof ever shows as exactly 1 or 0.
     fn winrate(&self) -> f64 {
         match self.proven.reward() {
             Some(r) => r,
-            None if self.visits == 0 => 0.5,
-            None => self.wins / self.visits as f64,
+            None => (self.wins + 0.5) / (self.visits as f64 + 1.0),
         }
     }
 }
