@@ -173,6 +173,24 @@ impl Uct {
         node.expanded = true;
     }
 
+    /// After [`Uct::expand`]: marks the children whose move ends the game with its proven
+    /// value (MCTS-solver "decisive move" check), so a one-move win or a position where
+    /// every reply loses at once is proven without waiting for each child's visit.
+    fn mark_terminal_children<G: Game>(&mut self, n: usize, g: &mut G) {
+        let mover = g.to_move();
+        for ch in self.children(n) {
+            g.play_unchecked(self.nodes[ch].mv);
+            if let Some(o) = g.outcome() {
+                self.nodes[ch].proven = Proven::of_outcome(o, mover);
+            }
+            g.undo();
+            if self.nodes[ch].proven == Proven::Win {
+                break;
+            }
+        }
+        self.update_proof(n);
+    }
+
     fn select(&self, n: usize) -> usize {
         let parent_visits = self.nodes[n].visits.max(1) as f64;
         let log_n = parent_visits.ln();
@@ -379,6 +397,7 @@ impl<G: Game> Searcher<G> for Uct {
             return self.result(0, root_color);
         }
         self.expand(0, &g, &mut rng);
+        self.mark_terminal_children(0, &mut g);
         if self.nodes[0].num_children == 0 {
             return self.result(0, root_color);
         }
@@ -415,24 +434,32 @@ impl<G: Game> Searcher<G> for Uct {
                 p.reward().unwrap_or(0.5)
             } else if self.nodes[n].visits > 0 && self.nodes.len() < self.opts.max_nodes {
                 self.expand(n, &g, &mut rng);
-                match self.children(n).next() {
-                    Some(ch) => {
-                        let m2 = g.to_move();
-                        g.play_unchecked(self.nodes[ch].mv);
-                        depth += 1;
-                        path.push((ch, m2));
-                        let r = if let Some(o) = g.outcome() {
-                            let p = Proven::of_outcome(o, m2);
-                            self.nodes[ch].proven = p;
-                            p.reward().unwrap_or(0.5)
-                        } else {
-                            self.playout(&mut g, m2, &mut rng)
-                        };
-                        // `r` is for the child's mover; the leaf's mover is the other side.
-                        1.0 - r
+                self.mark_terminal_children(n, &mut g);
+                if let Some(r) = self.nodes[n].proven.reward() {
+                    r
+                } else {
+                    let unknown = self
+                        .children(n)
+                        .find(|&c| self.nodes[c].proven == Proven::Unknown);
+                    match unknown.or(self.children(n).next()) {
+                        Some(ch) => {
+                            let m2 = g.to_move();
+                            g.play_unchecked(self.nodes[ch].mv);
+                            depth += 1;
+                            path.push((ch, m2));
+                            let r = if let Some(o) = g.outcome() {
+                                let p = Proven::of_outcome(o, m2);
+                                self.nodes[ch].proven = p;
+                                p.reward().unwrap_or(0.5)
+                            } else {
+                                self.playout(&mut g, m2, &mut rng)
+                            };
+                            // `r` is for the child's mover; the leaf's mover is the other side.
+                            1.0 - r
+                        }
+                        // No legal move without an outcome: count it as a draw.
+                        None => 0.5,
                     }
-                    // No legal move without an outcome: count it as a draw.
-                    None => 0.5,
                 }
             } else {
                 self.playout(&mut g, mover, &mut rng)
