@@ -372,3 +372,40 @@ fn transcripts_cover_the_brief() {
         assert!(all.contains(needle), "no transcript uses {needle:?}");
     }
 }
+
+/// The real-client test (protocol_tests/sabaki): @sabaki/gtp 3.0.0, installed under
+/// .tools/node by `make test`, drives the engine like Sabaki. Skipped with a notice when
+/// node or the package is missing.
+#[test]
+fn sabaki_real_client() {
+    let modules = root().join(".tools/node/node_modules");
+    if !modules.join("@sabaki/gtp").is_dir() {
+        eprintln!("NOTICE: @sabaki/gtp not installed under .tools/node (run `make test`); Sabaki real-client test skipped");
+        return;
+    }
+    let out = match Command::new("node")
+        .arg(root().join("protocol_tests/sabaki/sabaki_client.js"))
+        .arg(env!("CARGO_BIN_EXE_pcn"))
+        .env("NODE_PATH", &modules)
+        .current_dir(root())
+        .output()
+    {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("NOTICE: cannot run node ({e}); Sabaki real-client test skipped");
+            return;
+        }
+    };
+    let text = String::from_utf8_lossy(&out.stdout);
+    // A short excerpt for the log (visible with --nocapture).
+    for l in text.lines().filter(|l| l.contains("analyze") || l.contains("info")).take(6) {
+        println!("{l}");
+    }
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "sabaki client failed:\n{text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains("all checks passed"));
+}
