@@ -76,6 +76,9 @@ pub struct GtpArgs {
     /// Default seconds of `pcn-solve` without an argument.
     #[arg(long, default_value_t = 10.0)]
     pub solve_time: f64,
+    /// Solver behind `pcn-solve`: dfpn, fdfpn or mcts.
+    #[arg(long, default_value = "dfpn")]
+    pub solver: String,
 }
 
 impl Default for GtpArgs {
@@ -86,6 +89,7 @@ impl Default for GtpArgs {
             rule: "freestyle".into(),
             move_time: 5.0,
             solve_time: 10.0,
+            solver: "dfpn".into(),
         }
     }
 }
@@ -161,12 +165,17 @@ fn run_gtp(
             move_time,
             solve_time,
             memory_bytes: g.memory.map(|mb| (mb as usize).saturating_mul(1 << 20)),
+            solver: a.solver.to_ascii_lowercase(),
         },
         (Err(e), _) | (_, Err(e)) => {
             eprintln!("pcn: {e}");
             return 2;
         }
     };
+    if !crate::search::solver::SOLVER_NAMES.contains(&opts.solver.as_str()) {
+        eprintln!("pcn: unknown solver '{}' (dfpn, fdfpn, mcts)", a.solver);
+        return 2;
+    }
     let out = std::io::stdout().lock();
     match a.game.to_ascii_lowercase().as_str() {
         "killallgo" | "killall-go" => {

@@ -5,10 +5,11 @@
 use crate::game::gomoku::Gomoku;
 use crate::game::killallgo::{KillallGo, Variant};
 use crate::game::{Color, Game, Move, MoveError, Outcome};
+use crate::search::solver::SolverGame;
 use crate::sgf::{self, GameTree, SgfError};
 
-/// A game playable through GTP. See the module docs.
-pub trait GtpGame: Game {
+/// A game playable through GTP. See the module docs. (`SolverGame` backs `pcn-solve`.)
+pub trait GtpGame: SolverGame {
     /// SGF `GM` value (1 = Go family, 4 = Gomoku).
     const SGF_GM: u32;
 

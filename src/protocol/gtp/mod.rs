@@ -31,14 +31,18 @@ use self::parse::{preprocess, AnalyzeArgs, AnalyzeKind, Command, KgsTime, Vertex
 use self::time::{GtpClock, TimeSystem};
 use super::Input;
 use crate::engine::clock::MovePlan;
-use crate::engine::{Engine, EngineEvent};
+use crate::engine::{Engine, EngineEvent, Task};
 use crate::game::{Color, Move, MoveError};
+use crate::search::solver::{solver_by_name, SolveResult, SolverOptions};
 use crate::search::uct::{Uct, UctOptions};
 use crate::search::{Candidate, Limits, SearchEvent, SearchResult};
 use crate::sgf::GameTree;
 
 /// `name` answer.
 pub const ENGINE_NAME: &str = "pcn";
+
+/// Solver table budget of `pcn-solve` without `--memory`.
+const SOLVE_TABLE_BYTES: usize = 64 << 20;
 
 /// Largest SGF file `loadsgf` reads.
 const MAX_SGF_BYTES: u64 = 16 << 20;
@@ -55,8 +59,10 @@ pub struct Options {
     pub move_time: Duration,
     /// Default `pcn-solve` time.
     pub solve_time: Duration,
-    /// Tree memory cap in bytes.
+    /// Tree memory cap in bytes (also the solver's table budget).
     pub memory_bytes: Option<usize>,
+    /// The solver behind `pcn-solve` (a name of [`crate::search::solver::SOLVER_NAMES`]).
+    pub solver: String,
 }
 
 impl Default for Options {
@@ -67,6 +73,7 @@ impl Default for Options {
             move_time: Duration::from_secs(5),
             solve_time: Duration::from_secs(10),
             memory_bytes: None,
+            solver: "dfpn".into(),
         }
     }
 }
@@ -358,7 +365,32 @@ impl<G: GtpGame, W: Write> Gtp<G, W> {
         let hard = at + secs + secs / 20 + Duration::from_millis(200);
         let hard = self.opts.nodes.is_none().then_some(hard);
         let pos = self.game.clone();
-        let r = self.search_blocking(&pos, limits, hard).unwrap_or_default();
+        let name = self.opts.solver.clone();
+        let opts = SolverOptions {
+            memory_bytes: self.opts.memory_bytes.unwrap_or(SOLVE_TABLE_BYTES),
+            seed: self.opts.seed,
+            ..SolverOptions::default()
+        };
+        let task: Task<G> = Box::new(move |_player, game, limits, stop, _on_event| {
+            let Ok(mut solver) = solver_by_name::<G>(&name, &opts) else {
+                return SearchResult::default();
+            };
+            let prover = game.to_move();
+            let out = solver.solve(game, prover, limits, stop, &mut |_| {});
+            SearchResult {
+                best: out.best,
+                proven: match out.result {
+                    SolveResult::Win => Some(Some(prover)),
+                    // Loss: the prover cannot force a win (the opponent wins, or a draw).
+                    SolveResult::Loss => Some(Some(prover.opp())),
+                    SolveResult::Unknown => None,
+                },
+                nodes: out.stats.nodes,
+                ..SearchResult::default()
+            }
+        });
+        let id = self.engine.run_task(pos.clone(), limits, hard, task);
+        let r = self.engine.wait(id).unwrap_or_default();
         let mv = |m: Option<Move>| m.map_or_else(|| "pass".to_string(), |m| pos.move_to_gtp(m));
         Ok(match r.proven {
             Some(Some(w)) if w == me => format!("win {}", mv(r.best)),
