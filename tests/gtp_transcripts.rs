@@ -139,7 +139,11 @@ fn gtp_transcripts() {
     let mut failures = Vec::new();
     let mut ran = 0;
     for inp in &inputs {
-        let name = inp.file_stem().unwrap_or_default().to_string_lossy().to_string();
+        let name = inp
+            .file_stem()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .to_string();
         let text = std::fs::read_to_string(inp).expect("read .in");
         if text.contains("../shared/") && !shared.is_dir() {
             eprintln!("NOTICE: {name}: ../shared/problems is absent; transcript skipped");
@@ -157,7 +161,11 @@ fn gtp_transcripts() {
         let responses = check_framing(&name, &out_s);
         // `quit` ends the session early in framing.in; every other line is answered.
         if !text.contains("quit") {
-            assert_eq!(responses, commands_in(&text), "{name}: one response per command");
+            assert_eq!(
+                responses,
+                commands_in(&text),
+                "{name}: one response per command"
+            );
         }
         let expected_path = inp.with_extension("out");
         if update {
@@ -174,7 +182,11 @@ fn gtp_transcripts() {
         }
     }
     assert!(ran >= 11);
-    assert!(failures.is_empty(), "transcripts differ:\n{}", failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "transcripts differ:\n{}",
+        failures.join("\n")
+    );
 }
 
 /// A live engine process with line-level access to its output.
@@ -285,7 +297,11 @@ fn live_analysis_streams_then_answers_the_interrupting_command() {
                 assert_eq!(t[pv + 1], t[1], "pv starts with the move");
             }
         }
-        assert_eq!(e.response(), vec!["= 2"], "{cmd}: interrupting command answered");
+        assert_eq!(
+            e.response(),
+            vec!["= 2"],
+            "{cmd}: interrupting command answered"
+        );
         // A bare empty line also stops an analysis.
         e.send("kata-analyze W 5\n");
         assert_eq!(e.line(), "=");
@@ -319,7 +335,10 @@ fn genmove_is_not_interrupted_and_respects_time_left() {
     let r = e.response();
     let el = t0.elapsed();
     assert!(r[0].starts_with("= "), "{r:?}");
-    assert!(el < Duration::from_millis(1000), "took {el:?} with 1 s left");
+    assert!(
+        el < Duration::from_millis(1000),
+        "took {el:?} with 1 s left"
+    );
     assert!(el > Duration::from_millis(300), "used its time: {el:?}");
 }
 
@@ -398,7 +417,11 @@ fn sabaki_real_client() {
     };
     let text = String::from_utf8_lossy(&out.stdout);
     // A short excerpt for the log (visible with --nocapture).
-    for l in text.lines().filter(|l| l.contains("analyze") || l.contains("info")).take(6) {
+    for l in text
+        .lines()
+        .filter(|l| l.contains("analyze") || l.contains("info"))
+        .take(6)
+    {
         println!("{l}");
     }
     assert_eq!(

@@ -34,7 +34,7 @@ pub trait GtpGame: SolverGame {
 
     /// Loads the main line of an SGF record up to `max_moves` moves, keeping this game's
     /// rules.
-    fn from_sgf(&self, tree: &GameTree, max_moves: usize) -> Result<Self, SgfError>;
+    fn load_sgf(&self, tree: &GameTree, max_moves: usize) -> Result<Self, SgfError>;
 
     /// The moves played so far, with their colours (passes included).
     fn record(&self) -> Vec<(Color, Move)>;
@@ -114,7 +114,7 @@ impl GtpGame for KillallGo {
         Some(g)
     }
 
-    fn from_sgf(&self, tree: &GameTree, max_moves: usize) -> Result<Self, SgfError> {
+    fn load_sgf(&self, tree: &GameTree, max_moves: usize) -> Result<Self, SgfError> {
         sgf::to_killallgo_at(tree, max_moves)
     }
 
@@ -159,7 +159,7 @@ impl GtpGame for Gomoku {
         Some(g)
     }
 
-    fn from_sgf(&self, tree: &GameTree, max_moves: usize) -> Result<Self, SgfError> {
+    fn load_sgf(&self, tree: &GameTree, max_moves: usize) -> Result<Self, SgfError> {
         sgf::to_gomoku_at(tree, self.rule(), max_moves)
     }
 

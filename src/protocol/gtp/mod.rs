@@ -452,7 +452,7 @@ impl<G: GtpGame, W: Write> Gtp<G, W> {
         let max = n.map_or(usize::MAX, |n| {
             n.saturating_sub(1).min(usize::MAX as u64) as usize
         });
-        let g = self.game.from_sgf(&tree, max).map_err(|_| fail())?;
+        let g = self.game.load_sgf(&tree, max).map_err(|_| fail())?;
         if let Ok(Some(k)) = tree.komi() {
             self.komi = k as f64;
         }
