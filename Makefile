@@ -35,8 +35,28 @@ $(PY_TOOLS)/.pygomo-$(PYGOMO_VERSION):
 	  echo "NOTICE: could not install pygomo-lib==$(PYGOMO_VERSION) (see $(PY_TOOLS)/pip.log); the real-client test will be skipped"; \
 	fi
 
-test: engines $(PY_TOOLS)/.pygomo-$(PYGOMO_VERSION)
+NODE_TOOLS := .tools/node
+SABAKI_GTP_VERSION := 3.0.0
+
+# @sabaki/gtp (Sabaki's own GTP controller code) goes under .tools/node for the GTP
+# real-client test; without npm or a registry that test is skipped with a notice.
+$(NODE_TOOLS)/.sabaki-gtp-$(SABAKI_GTP_VERSION):
+	@mkdir -p $(NODE_TOOLS)
+	@if npm install --silent --no-audit --no-fund --prefix $(NODE_TOOLS) \
+	     @sabaki/gtp@$(SABAKI_GTP_VERSION) >$(NODE_TOOLS)/npm.log 2>&1; then \
+	  touch $@; \
+	else \
+	  echo "NOTICE: could not install @sabaki/gtp@$(SABAKI_GTP_VERSION) (see $(NODE_TOOLS)/npm.log); the Sabaki real-client test will be skipped"; \
+	fi
+
+test: engines $(PY_TOOLS)/.pygomo-$(PYGOMO_VERSION) $(NODE_TOOLS)/.sabaki-gtp-$(SABAKI_GTP_VERSION)
+	sh protocol_tests/install_gnugo.sh
 	$(CARGO) test --release
+	@if [ -f $(NODE_TOOLS)/.sabaki-gtp-$(SABAKI_GTP_VERSION) ] && command -v node >/dev/null 2>&1; then \
+	  NODE_PATH=$(NODE_TOOLS)/node_modules node protocol_tests/sabaki/sabaki_client.js $(RELEASE); \
+	else \
+	  echo "NOTICE: node or @sabaki/gtp missing: Sabaki real-client test (protocol_tests/sabaki) skipped"; \
+	fi
 	@if [ -f $(PY_TOOLS)/.pygomo-$(PYGOMO_VERSION) ]; then \
 	  PYTHONPATH=$(PY_TOOLS) python3 protocol_tests/pygomo/real_client.py engines/pbrain-pcn; \
 	else \

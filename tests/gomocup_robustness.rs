@@ -234,11 +234,17 @@ fn end_during_search_exits_promptly() {
 }
 
 #[test]
-fn gtp_is_refused_cleanly() {
+fn gtp_is_detected() {
+    // Without a subcommand, GTP input goes to the GTP front end (tests/gtp_transcripts.rs).
     let mut b = Brain::spawn(&[]);
     b.send("protocol_version");
+    let first = b
+        .lines
+        .recv_timeout(Duration::from_secs(10))
+        .map(|(l, _)| l);
+    assert_eq!(first.as_deref(), Ok("= 2"));
     let st = b.close();
-    assert_eq!(st.code(), Some(2));
+    assert_eq!(st.code(), Some(0));
 }
 
 #[test]

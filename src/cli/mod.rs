@@ -4,14 +4,13 @@
 //! line (Gomocup or GTP); `pcn gomocup` forces the Gomocup brain protocol. Add new
 //! subcommands as variants of [`Cmd`] and a match arm in [`main`].
 
-use std::io::Write;
-
 use clap::{Parser, Subcommand};
 
 use crate::engine::testing::{Slow, Stubborn};
-use crate::game::gomoku::Gomoku;
+use crate::game::gomoku::{Gomoku, Rule};
+use crate::game::killallgo::{KillallGo, Variant};
 use crate::protocol::detect::{detect_line, Protocol};
-use crate::protocol::{gomocup, spawn_line_reader, Input};
+use crate::protocol::{gomocup, gtp, spawn_line_reader, Input};
 use crate::search::greedy::Greedy;
 use crate::search::registry::{gomoku_searcher, GOMOKU_SEARCHERS};
 use crate::search::Searcher;
@@ -61,6 +60,44 @@ pub enum Cmd {
     Bench(bench::Args),
     /// Play a match between two Gomoku players (`--nodes`/`--seed` are the global options).
     Match(arena_cmd::Args),
+    /// Speak GTP v2 on stdin/stdout (Sabaki, GoGui, scripts); see docs/gtp.md.
+    Gtp(GtpArgs),
+}
+
+/// Options of `pcn gtp`.
+#[derive(clap::Args, Debug, Clone)]
+pub struct GtpArgs {
+    /// The game: `killallgo` or `gomoku`.
+    #[arg(long, default_value = "killallgo")]
+    pub game: String,
+    /// Board size (Killall-Go: 9 = PCN 9x9, 7 = 7x7; Gomoku: 5..=22).
+    #[arg(long)]
+    pub size: Option<usize>,
+    /// Gomoku rule: freestyle, exact, renju, caro, caro-exact, 4t (see `Rule::from_name`).
+    #[arg(long, default_value = "freestyle")]
+    pub rule: String,
+    /// Seconds per genmove when the controller sent no time settings.
+    #[arg(long, default_value_t = 5.0)]
+    pub move_time: f64,
+    /// Default seconds of `pcn-solve` without an argument.
+    #[arg(long, default_value_t = 10.0)]
+    pub solve_time: f64,
+    /// Solver behind `pcn-solve`: dfpn, fdfpn or mcts.
+    #[arg(long, default_value = "dfpn")]
+    pub solver: String,
+}
+
+impl Default for GtpArgs {
+    fn default() -> Self {
+        GtpArgs {
+            game: "killallgo".into(),
+            size: None,
+            rule: "freestyle".into(),
+            move_time: 5.0,
+            solve_time: 10.0,
+            solver: "dfpn".into(),
+        }
+    }
 }
 
 /// Builds a Gomoku player by name: the search registry's players
@@ -114,6 +151,76 @@ fn run_gomocup(
     gomocup::run(input, prefix, stdout.lock(), player, gomocup_options(g))
 }
 
+fn seconds(name: &str, s: f64) -> Result<std::time::Duration, String> {
+    if s.is_finite() && (0.0..=1.0e7).contains(&s) {
+        Ok(std::time::Duration::from_secs_f64(s))
+    } else {
+        Err(format!("--{name} must be 0..=1e7 seconds"))
+    }
+}
+
+fn run_gtp(
+    g: &GlobalOpts,
+    a: &GtpArgs,
+    input: crossbeam::channel::Receiver<Input>,
+    prefix: Vec<Input>,
+) -> i32 {
+    let opts = match (
+        seconds("move-time", a.move_time),
+        seconds("solve-time", a.solve_time),
+    ) {
+        (Ok(move_time), Ok(solve_time)) => gtp::Options {
+            nodes: g.nodes,
+            seed: g.seed,
+            move_time,
+            solve_time,
+            memory_bytes: g.memory.map(|mb| (mb as usize).saturating_mul(1 << 20)),
+            solver: a.solver.to_ascii_lowercase(),
+        },
+        (Err(e), _) | (_, Err(e)) => {
+            eprintln!("pcn: {e}");
+            return 2;
+        }
+    };
+    if !crate::search::solver::SOLVER_NAMES.contains(&opts.solver.as_str()) {
+        eprintln!("pcn: unknown solver '{}' (dfpn, fdfpn, mcts)", a.solver);
+        return 2;
+    }
+    let out = std::io::stdout().lock();
+    match a.game.to_ascii_lowercase().as_str() {
+        "killallgo" | "killall-go" => {
+            let size = a.size.unwrap_or(9);
+            let Some(v) = Variant::from_size(size) else {
+                eprintln!("pcn: Killall-Go sizes are 9 (PCN) and 7");
+                return 2;
+            };
+            gtp::run(input, prefix, out, KillallGo::new(v), None, opts)
+        }
+        "gomoku" => {
+            let Some(rule) = Rule::from_name(&a.rule) else {
+                eprintln!("pcn: unknown Gomoku rule '{}'", a.rule);
+                return 2;
+            };
+            let size = a.size.unwrap_or(15);
+            let Some(player) = make_gomoku_player(&g.player) else {
+                eprintln!("pcn: unknown player '{}'", g.player);
+                return 2;
+            };
+            match Gomoku::new(size, size, rule) {
+                Ok(game) => gtp::run(input, prefix, out, game, Some(player), opts),
+                Err(e) => {
+                    eprintln!("pcn: {e}");
+                    2
+                }
+            }
+        }
+        other => {
+            eprintln!("pcn: unknown game '{other}' (killallgo, gomoku)");
+            2
+        }
+    }
+}
+
 /// Lines read before the protocol is known; after this many undecided lines, Gomocup (which
 /// answers garbage with UNKNOWN) is assumed.
 const DETECT_LINES: usize = 16;
@@ -137,11 +244,7 @@ fn run_detected(g: &GlobalOpts) -> i32 {
     }
     match proto.unwrap_or(Protocol::Gomocup) {
         Protocol::Gomocup => run_gomocup(g, input, prefix),
-        Protocol::Gtp => {
-            eprintln!("pcn: GTP detected, but the GTP front end is not built yet; use a Gomocup manager or `pcn gomocup`");
-            let _ = std::io::stderr().flush();
-            2
-        }
+        Protocol::Gtp => run_gtp(g, &GtpArgs::default(), input, prefix),
     }
 }
 
@@ -167,5 +270,9 @@ pub fn main() -> i32 {
         }
         Some(Cmd::Bench(a)) => bench::run(a, cli.global.nodes),
         Some(Cmd::Match(a)) => arena_cmd::run(a, cli.global.nodes, cli.global.seed),
+        Some(Cmd::Gtp(a)) => {
+            let input = spawn_line_reader(std::io::stdin());
+            run_gtp(&cli.global, &a, input, Vec::new())
+        }
     }
 }

@@ -7,6 +7,7 @@
 
 pub mod detect;
 pub mod gomocup;
+pub mod gtp;
 
 use std::io::Read;
 use std::time::Instant;

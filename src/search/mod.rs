@@ -7,6 +7,7 @@ pub mod reference;
 pub mod registry;
 pub mod solver;
 pub mod threat;
+pub mod uct;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -115,6 +116,32 @@ pub enum SearchEvent {
         /// The winning line from the root, if known.
         line: Vec<Move>,
     },
+    /// Per-candidate statistics of the root moves (live analysis), best first.
+    Analysis {
+        /// Nodes (playouts) so far.
+        nodes: u64,
+        /// The root moves searched so far.
+        candidates: Vec<Candidate>,
+    },
+}
+
+/// Statistics of one root move, for live analysis (GTP `lz-analyze` / `kata-analyze`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Candidate {
+    /// The move.
+    pub mv: Move,
+    /// Visits (playouts through this move).
+    pub visits: u64,
+    /// Win rate for the side to move at the root, 0..1 (exactly 1 / 0 when proven).
+    pub winrate: f64,
+    /// Prior probability of the move, 0..1.
+    pub prior: f64,
+    /// Lower confidence bound of the win rate, 0..1.
+    pub lcb: f64,
+    /// Whether the win rate is a proven game-theoretic value.
+    pub proven: bool,
+    /// Principal variation starting with the move.
+    pub pv: Vec<Move>,
 }
 
 /// What a search returns.
