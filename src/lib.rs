@@ -14,6 +14,7 @@
 
 pub mod cli;
 pub mod game;
+pub mod proof;
 pub mod search;
 pub mod sgf;
 pub mod util;
