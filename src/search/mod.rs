@@ -2,6 +2,7 @@
 //! [`SearchEvent`]s to a callback and return a [`SearchResult`].
 
 pub mod greedy;
+pub mod solver;
 pub mod threat;
 
 use std::sync::atomic::{AtomicBool, Ordering};

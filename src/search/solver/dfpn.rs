@@ -1,0 +1,499 @@
+//! Depth-first proof-number search (DFPN) and focused DFPN (FDFPN).
+//!
+//! AND/OR formulation for a fixed prover: at OR nodes (prover to move) `pn = min pn(child)`,
+//! `dn = Σ dn(child)`; at AND nodes `pn = Σ pn(child)`, `dn = min dn(child)`. MID with
+//! thresholds (Nagai), the 1+ε trick (Pawlewicz & Lew) for the child's threshold, and a
+//! transposition table with a fixed memory budget ([`super::tt`]) storing pn/dn, solved
+//! results, effort and the best move. Children are regenerated on every visit and their
+//! numbers read back from the table (the paper's memory mode).
+//!
+//! Leaf initialisation: with mobility (default for `dfpn`), an unseen OR child gets
+//! `(1, legal moves)` and an AND child `(legal moves, 1)`; with a heuristic that gives proof
+//! costs (PCN), the paper's §3.4 rule (OR node: child `(P, D/k)`, AND node: `(P/k, D)`);
+//! otherwise `(1, 1)`.
+//!
+//! Focused DFPN orders the children by the heuristic's priors and lets only the first
+//! `focus_base + ceil(focus_ratio · unsolved)` unsolved children count; the window widens as
+//! children are solved. Solved status is always exact (a node is disproven only when every
+//! child is), so the focus never makes a result unsound.
+//!
+//! Graph-history interaction: keys are [`SolverGame::solver_key`] (Killall-Go: the paper's
+//! key with the points made illegal by superko); [`Solver::proof_tree`] replays the real game,
+//! so an unsound reuse shows up as a failed proof build rather than a wrong tree.
+
+use std::sync::atomic::AtomicBool;
+use std::time::Instant;
+
+use super::proof::{self, satisfies, ProofOracle};
+use super::tt::{Tt, INF, NO_MOVE};
+use super::{
+    Evaluation, Heuristic, KnowledgeState, ProofTree, SolveEvent, SolveOutcome, SolveResult,
+    SolveStats, Solver, SolverGame, SolverOptions,
+};
+use crate::game::{Color, Move};
+use crate::search::{Budget, Limits};
+
+/// Mixed into keys when White is the prover (one table serves both provers).
+const WHITE_PROVER: u64 = 0x9d3f_52a1_c6e8_0b47;
+/// Scale of heuristic proof costs (log10 units) into integer proof numbers.
+const COST_SCALE: f32 = 16.0;
+
+#[derive(Copy, Clone, Debug)]
+struct Child {
+    mv: Move,
+    pn: u64,
+    dn: u64,
+    prior: f32,
+}
+
+/// DFPN (`heuristic == None`) or focused DFPN.
+pub struct Dfpn<G: SolverGame> {
+    opts: SolverOptions,
+    heuristic: Option<Box<dyn Heuristic<G>>>,
+    know: KnowledgeState,
+    tt: Tt,
+    bufs: Vec<Vec<Child>>,
+    moves: Vec<Move>,
+    eval: Vec<Evaluation>,
+    last: Option<(G, Color, SolveResult)>,
+}
+
+struct Ctx<'a, 'b> {
+    budget: &'a mut Budget<'b>,
+    prover: Color,
+    on_event: &'a mut dyn FnMut(&SolveEvent),
+    last_report: Instant,
+    root_key: u64,
+}
+
+impl<G: SolverGame> Dfpn<G> {
+    /// A solver; with a heuristic it is focused DFPN.
+    pub fn new(opts: SolverOptions, heuristic: Option<Box<dyn Heuristic<G>>>) -> Self {
+        let know = KnowledgeState::new(opts.knowledge.clone());
+        let tt = Tt::new(opts.tt_bytes());
+        Dfpn {
+            opts,
+            heuristic,
+            know,
+            tt,
+            bufs: Vec::new(),
+            moves: Vec::with_capacity(512),
+            eval: vec![Evaluation::default()],
+            last: None,
+        }
+    }
+
+    #[inline]
+    fn key(g: &G, prover: Color) -> u64 {
+        let k = g.solver_key();
+        if prover == Color::White {
+            k ^ WHITE_PROVER
+        } else {
+            k
+        }
+    }
+
+    /// Focus window size for `unsolved` children.
+    #[inline]
+    fn window(&self, unsolved: usize) -> usize {
+        if self.heuristic.is_none() {
+            return unsolved;
+        }
+        let w = self.opts.focus_base + (self.opts.focus_ratio * unsolved as f64).ceil() as usize;
+        w.min(unsolved)
+    }
+
+    /// Fills `buf` with the children of `g` (not terminal) and their current numbers.
+    fn generate(&mut self, g: &mut G, prover: Color, buf: &mut Vec<Child>) {
+        buf.clear();
+        let mut moves = std::mem::take(&mut self.moves);
+        g.legal_moves(&mut moves);
+        let or = g.to_move() == prover;
+        // Priors and costs from the heuristic (focused DFPN).
+        let mut cost_init: Option<(u64, u64)> = None;
+        let mut have_priors = false;
+        if let Some(h) = self.heuristic.as_mut() {
+            let e = &mut self.eval[..1];
+            if h.has_cost() {
+                h.evaluate_batch(&[&*g], e);
+            } else {
+                h.priors_batch(&[&*g], e);
+            }
+            have_priors = true;
+            if let Some(c) = e[0].cost {
+                let k = moves.len().max(1) as f32;
+                let p = (c[prover.index()] * COST_SCALE).max(1.0);
+                let d = (c[prover.opp().index()] * COST_SCALE).max(1.0);
+                let (pn, dn) = if or { (p, d / k) } else { (p / k, d) };
+                cost_init = Some((pn.max(1.0) as u64, dn.max(1.0) as u64));
+            }
+        }
+        let mobility = self.opts.mobility && cost_init.is_none();
+        for &m in &moves {
+            let prior = if have_priors {
+                self.eval[0].policy.get(m as usize).copied().unwrap_or(0.0)
+            } else {
+                0.0
+            };
+            g.play_unchecked(m);
+            let (pn, dn) = if let Some(o) = g.outcome() {
+                if satisfies(o, prover, SolveResult::Win) {
+                    (0, INF)
+                } else {
+                    (INF, 0)
+                }
+            } else if let Some(e) = self.tt.get(Self::key(g, prover)) {
+                (e.pn(), e.dn())
+            } else if let Some(init) = cost_init {
+                init
+            } else if mobility {
+                let n = (g.mobility() as u64).max(1);
+                if g.to_move() == prover {
+                    (1, n)
+                } else {
+                    (n, 1)
+                }
+            } else {
+                (1, 1)
+            };
+            g.undo();
+            buf.push(Child { mv: m, pn, dn, prior });
+        }
+        self.moves = moves;
+        if have_priors {
+            buf.sort_unstable_by(|a, b| {
+                b.prior
+                    .partial_cmp(&a.prior)
+                    .unwrap_or(std::cmp::Ordering::Equal)
+                    .then(a.mv.cmp(&b.mv))
+            });
+        }
+    }
+
+    /// The node's numbers from its children (window applied), plus the selected child and
+    /// the second-best number among the window.
+    fn combine(&self, buf: &[Child], or: bool) -> (u64, u64, usize, u64) {
+        let unsolved = buf.iter().filter(|c| c.pn != 0 && c.dn != 0).count();
+        // A solved child decides at once where it can.
+        if or {
+            if let Some(i) = buf.iter().position(|c| c.pn == 0) {
+                return (0, INF, i, INF);
+            }
+        } else if let Some(i) = buf.iter().position(|c| c.dn == 0) {
+            return (INF, 0, i, INF);
+        }
+        if unsolved == 0 {
+            return if or { (INF, 0, 0, INF) } else { (0, INF, 0, INF) };
+        }
+        let w = self.window(unsolved);
+        let mut best = usize::MAX;
+        let mut best_v = INF + 1;
+        let mut second = INF;
+        let mut sum: u64 = 0;
+        let mut seen = 0;
+        for (i, c) in buf.iter().enumerate() {
+            if c.pn == 0 || c.dn == 0 {
+                continue;
+            }
+            if seen == w {
+                break;
+            }
+            seen += 1;
+            let (sel, add) = if or { (c.pn, c.dn) } else { (c.dn, c.pn) };
+            sum = (sum + add).min(INF - 1);
+            if sel < best_v {
+                second = best_v.min(INF);
+                best_v = sel;
+                best = i;
+            } else if sel < second {
+                second = sel;
+            }
+        }
+        if or {
+            (best_v, sum, best, second)
+        } else {
+            (sum, best_v, best, second)
+        }
+    }
+
+    fn mid(&mut self, g: &mut G, tp: u64, td: u64, depth: usize, ctx: &mut Ctx) -> (u64, u64) {
+        ctx.budget.nodes += 1;
+        let prover = ctx.prover;
+        if let Some(o) = g.outcome() {
+            return if satisfies(o, prover, SolveResult::Win) {
+                (0, INF)
+            } else {
+                (INF, 0)
+            };
+        }
+        let start_nodes = ctx.budget.nodes;
+        let key = Self::key(g, prover);
+        let or = g.to_move() == prover;
+        if or && self.tt.get(key).is_none() {
+            if let Some(m) = g.knowledge_win(&mut self.know) {
+                self.tt.put(key, 0, INF, 1, m);
+                return (0, INF);
+            }
+        }
+        if self.bufs.len() <= depth {
+            self.bufs.resize_with(depth + 1, || Vec::with_capacity(64));
+        }
+        let mut buf = std::mem::take(&mut self.bufs[depth]);
+        self.generate(g, prover, &mut buf);
+        let (mut pn, mut dn);
+        let mut best;
+        loop {
+            let (p, d, b, second) = self.combine(&buf, or);
+            pn = p;
+            dn = d;
+            best = b;
+            if pn == 0 || dn == 0 || pn >= tp || dn >= td || ctx.budget.exhausted() {
+                break;
+            }
+            if ctx.budget.nodes & 0x3fff == 0 {
+                self.report(ctx);
+            }
+            let c = buf[best];
+            let eps = self.opts.epsilon;
+            let grow = |x: u64| -> u64 {
+                if x >= INF {
+                    INF
+                } else {
+                    ((x as f64 * (1.0 + eps)).ceil() as u64).max(x + 1)
+                }
+            };
+            let (ctp, ctd) = if or {
+                let ctp = tp.min(grow(second));
+                let ctd = if td >= INF { INF } else { td - dn + c.dn };
+                (ctp, ctd)
+            } else {
+                let ctd = td.min(grow(second));
+                let ctp = if tp >= INF { INF } else { tp - pn + c.pn };
+                (ctp, ctd)
+            };
+            g.play_unchecked(c.mv);
+            let (cp, cd) = self.mid(g, ctp, ctd, depth + 1, ctx);
+            g.undo();
+            buf[best].pn = cp;
+            buf[best].dn = cd;
+        }
+        let best_mv = buf.get(best).map_or(NO_MOVE, |c| c.mv);
+        let effort = ctx.budget.nodes - start_nodes + 1;
+        self.tt.put(key, pn, dn, effort, best_mv);
+        self.bufs[depth] = buf;
+        (pn, dn)
+    }
+
+    fn report(&mut self, ctx: &mut Ctx) {
+        if ctx.last_report.elapsed().as_millis() < 500 {
+            return;
+        }
+        ctx.last_report = Instant::now();
+        let e = self.tt.get(ctx.root_key).copied();
+        (ctx.on_event)(&SolveEvent::Progress {
+            nodes: ctx.budget.nodes,
+            elapsed: ctx.budget.elapsed(),
+            best: e.and_then(|e| (e.best != NO_MOVE).then_some(e.best)),
+            pn_dn: e.map(|e| (e.pn(), e.dn())),
+            value: None,
+            tt_used: self.tt.used(),
+        });
+    }
+
+    /// The root move to report: the solving move, or the hardest refutation, or the most
+    /// promising child.
+    fn root_move(&mut self, g: &mut G, prover: Color, result: SolveResult) -> Option<Move> {
+        let mut moves = Vec::new();
+        g.legal_moves(&mut moves);
+        let or = g.to_move() == prover;
+        let mut best: Option<(Move, (u8, u64))> = None;
+        for &m in &moves {
+            g.play_unchecked(m);
+            let (pn, dn, effort) = match g.outcome() {
+                Some(o) if satisfies(o, prover, SolveResult::Win) => (0, INF, u64::MAX),
+                Some(_) => (INF, 0, u64::MAX),
+                None => self
+                    .tt
+                    .get(Self::key(g, prover))
+                    .map_or((1, 1, 0), |e| (e.pn(), e.dn(), e.effort as u64)),
+            };
+            g.undo();
+            // Score (class, tiebreak): larger is better for the side to move.
+            let score = match (or, result) {
+                (true, SolveResult::Win) => ((pn == 0) as u8, u64::MAX - effort.min(u64::MAX - 1)),
+                (false, SolveResult::Loss) => ((dn == 0) as u8, u64::MAX - effort.min(u64::MAX - 1)),
+                // Lost for the side to move: the hardest refutation.
+                (_, SolveResult::Win) | (_, SolveResult::Loss) => (1, effort),
+                (true, SolveResult::Unknown) => ((dn != 0) as u8, INF - pn.min(INF)),
+                (false, SolveResult::Unknown) => ((pn != 0) as u8, INF - dn.min(INF)),
+            };
+            if best.is_none_or(|(_, s)| score > s) {
+                best = Some((m, score));
+            }
+        }
+        best.map(|(m, _)| m)
+    }
+}
+
+impl<G: SolverGame> Solver<G> for Dfpn<G> {
+    fn name(&self) -> &'static str {
+        if self.heuristic.is_some() {
+            "fdfpn"
+        } else {
+            "dfpn"
+        }
+    }
+
+    fn solve(
+        &mut self,
+        game: &G,
+        prover: Color,
+        limits: &Limits,
+        stop: &AtomicBool,
+        on_event: &mut dyn FnMut(&SolveEvent),
+    ) -> SolveOutcome {
+        let know_before = self.know.nodes;
+        let mut g = game.clone();
+        let root_key = Self::key(&g, prover);
+        let mut budget = Budget::new(limits, stop);
+        let mut ctx = Ctx {
+            budget: &mut budget,
+            prover,
+            on_event,
+            last_report: Instant::now(),
+            root_key,
+        };
+        let (mut pn, mut dn) = (1, 1);
+        while pn != 0 && dn != 0 && !ctx.budget.exhausted_now() {
+            (pn, dn) = self.mid(&mut g, INF, INF, 0, &mut ctx);
+        }
+        let result = if pn == 0 {
+            SolveResult::Win
+        } else if dn == 0 {
+            SolveResult::Loss
+        } else {
+            SolveResult::Unknown
+        };
+        let best = self.root_move(&mut g, prover, result);
+        let seconds = ctx.budget.elapsed().as_secs_f64();
+        let nodes = ctx.budget.nodes;
+        let stats = SolveStats {
+            nodes,
+            seconds,
+            nodes_per_second: nodes as f64 / seconds.max(1e-9),
+            tt_used: self.tt.used(),
+            tt_capacity: self.tt.capacity(),
+            tt_bytes: self.tt.bytes(),
+            knowledge_nodes: self.know.nodes - know_before,
+        };
+        (ctx.on_event)(&SolveEvent::Progress {
+            nodes,
+            elapsed: ctx.budget.elapsed(),
+            best,
+            pn_dn: Some((pn, dn)),
+            value: None,
+            tt_used: stats.tt_used,
+        });
+        if result != SolveResult::Unknown {
+            (ctx.on_event)(&SolveEvent::Solved { result, best });
+        }
+        self.last = Some((game.clone(), prover, result));
+        SolveOutcome {
+            result,
+            prover,
+            best,
+            stats,
+        }
+    }
+
+    fn proof_tree(&mut self) -> Option<ProofTree> {
+        let (root, prover, result) = self.last.clone()?;
+        let mut know = KnowledgeState::new(self.opts.knowledge.clone());
+        let stop = AtomicBool::new(false);
+        let limits = Limits::nodes(self.opts.proof_search_nodes);
+        let max = self.opts.proof_max_nodes;
+        let mut oracle = DfpnOracle::new(self, Budget::new(&limits, &stop));
+        proof::build(&root, prover, result, &mut oracle, &mut know, max)
+    }
+
+    fn clear(&mut self) {
+        self.tt.clear();
+        self.know.clear();
+        self.last = None;
+    }
+
+    fn set_memory(&mut self, bytes: usize) {
+        self.opts.memory_bytes = bytes;
+        self.tt = Tt::new(self.opts.tt_bytes());
+        self.last = None;
+    }
+}
+
+/// The DFPN side of a proof build: the table's proven children, re-searching when the table
+/// has lost them, within one node budget for the whole build.
+pub(crate) struct DfpnOracle<'a, 'b, G: SolverGame> {
+    dfpn: &'a mut Dfpn<G>,
+    budget: Budget<'b>,
+}
+
+impl<'a, 'b, G: SolverGame> DfpnOracle<'a, 'b, G> {
+    /// An oracle over `dfpn`'s table with one node budget for all its re-searches.
+    pub(crate) fn new(dfpn: &'a mut Dfpn<G>, budget: Budget<'b>) -> Self {
+        DfpnOracle { dfpn, budget }
+    }
+
+    fn lookup(&self, g: &mut G, prover: Color, result: SolveResult) -> Option<Move> {
+        let mut moves = Vec::new();
+        g.legal_moves(&mut moves);
+        let mut found = None;
+        for &m in &moves {
+            g.play_unchecked(m);
+            let ok = match g.outcome() {
+                Some(o) => satisfies(o, prover, result),
+                None => self.dfpn.tt.get(Dfpn::key(g, prover)).is_some_and(|e| {
+                    if result == SolveResult::Win {
+                        e.proven()
+                    } else {
+                        e.disproven()
+                    }
+                }),
+            };
+            g.undo();
+            if ok {
+                found = Some(m);
+                break;
+            }
+        }
+        found
+    }
+}
+
+impl<G: SolverGame> ProofOracle<G> for DfpnOracle<'_, '_, G> {
+    fn choose(&mut self, g: &mut G, prover: Color, result: SolveResult) -> Option<Move> {
+        if let Some(m) = self.lookup(g, prover, result) {
+            return Some(m);
+        }
+        // Re-search this node; its children's numbers land in the table.
+        let mut sink = |_: &SolveEvent| {};
+        let mut ctx = Ctx {
+            budget: &mut self.budget,
+            prover,
+            on_event: &mut sink,
+            last_report: Instant::now(),
+            root_key: Dfpn::key(g, prover),
+        };
+        let (mut pn, mut dn) = (1, 1);
+        while pn != 0 && dn != 0 && !ctx.budget.exhausted_now() {
+            (pn, dn) = self.dfpn.mid(g, INF, INF, 0, &mut ctx);
+        }
+        let solved = match result {
+            SolveResult::Win => pn == 0,
+            _ => dn == 0,
+        };
+        if solved {
+            self.lookup(g, prover, result)
+        } else {
+            None
+        }
+    }
+}

@@ -1,0 +1,195 @@
+//! Heuristics for the solvers: priors over actions and a value, evaluated in batches (the
+//! network issue plugs its α0 and PCN evaluators in through [`Heuristic`]).
+//!
+//! Without a network: [`UniformPlayout`] (uniform priors, random-playout value) for every
+//! game, and [`ThreatPriors`] for Gomoku (priors from the pattern/threat scores of
+//! [`crate::search::greedy::cell_score`], random-playout value).
+
+use super::SolverOptions;
+use crate::game::gomoku::pattern::EMPTY;
+use crate::game::gomoku::Gomoku;
+use crate::game::{Game, Move, Outcome};
+use crate::search::greedy::cell_score;
+use crate::util::Rng;
+
+/// One position's evaluation. Buffers are reused between calls (no per-node allocation).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Evaluation {
+    /// Prior per action (`Game::num_actions` entries; entries of illegal actions are ignored).
+    /// Not necessarily normalised.
+    pub policy: Vec<f32>,
+    /// Value for the side to move, in [-1, 1] (+1: the side to move wins).
+    pub value: f32,
+    /// Proof-cost estimates (PCN heads, log10 units), indexed by colour: `cost[c]` estimates
+    /// the cost of proving that colour `c` wins. `None` for heuristics without them.
+    pub cost: Option<[f32; 2]>,
+}
+
+impl Evaluation {
+    /// Resizes the policy for `n` actions and clears the rest.
+    pub fn reset(&mut self, n: usize) {
+        self.policy.clear();
+        self.policy.resize(n, 0.0);
+        self.value = 0.0;
+        self.cost = None;
+    }
+}
+
+/// A batch evaluator of positions. `out.len() == positions.len()`.
+pub trait Heuristic<G: Game>: Send {
+    /// A short name for reports (`uniform`, `threat`, `pcn-...`).
+    fn name(&self) -> &'static str;
+
+    /// Evaluates every position: priors and value (and costs where available).
+    fn evaluate_batch(&mut self, positions: &[&G], out: &mut [Evaluation]);
+
+    /// Priors only (DFPN move ordering): implementations with an expensive value (playouts)
+    /// may skip it; the value and costs are then unspecified. Defaults to `evaluate_batch`.
+    fn priors_batch(&mut self, positions: &[&G], out: &mut [Evaluation]) {
+        self.evaluate_batch(positions, out);
+    }
+
+    /// Whether `evaluate_batch` fills [`Evaluation::cost`] (focused DFPN then initialises
+    /// pn/dn from it).
+    fn has_cost(&self) -> bool {
+        false
+    }
+}
+
+/// Plays uniformly random legal moves from `g` for at most `max_plies` plies and returns the
+/// value for the side to move at `g` (+1 win, -1 loss, 0 draw or cut off).
+pub fn random_playout<G: Game>(g: &G, rng: &mut Rng, max_plies: usize, buf: &mut Vec<Move>) -> f32 {
+    let me = g.to_move();
+    let mut p = g.clone();
+    for _ in 0..max_plies {
+        if p.outcome().is_some() {
+            break;
+        }
+        p.legal_moves(buf);
+        if buf.is_empty() {
+            break;
+        }
+        let m = buf[rng.below(buf.len())];
+        p.play_unchecked(m);
+    }
+    match p.outcome() {
+        Some(Outcome::Win(c)) if c == me => 1.0,
+        Some(Outcome::Win(_)) => -1.0,
+        _ => 0.0,
+    }
+}
+
+/// Uniform priors and random-playout values.
+pub struct UniformPlayout {
+    rng: Rng,
+    plies: usize,
+    buf: Vec<Move>,
+}
+
+impl UniformPlayout {
+    /// Seeded from `opts.seed`; playouts of at most `opts.playout_plies` plies.
+    pub fn new(opts: &SolverOptions) -> Self {
+        UniformPlayout {
+            rng: Rng::new(opts.seed ^ 0x5eed_0001),
+            plies: opts.playout_plies,
+            buf: Vec::with_capacity(512),
+        }
+    }
+}
+
+impl<G: Game> Heuristic<G> for UniformPlayout {
+    fn name(&self) -> &'static str {
+        "uniform"
+    }
+
+    fn evaluate_batch(&mut self, positions: &[&G], out: &mut [Evaluation]) {
+        for (g, e) in positions.iter().zip(out.iter_mut()) {
+            self.priors_batch(std::slice::from_ref(g), std::slice::from_mut(e));
+            e.value = random_playout(*g, &mut self.rng, self.plies, &mut self.buf);
+        }
+    }
+
+    fn priors_batch(&mut self, positions: &[&G], out: &mut [Evaluation]) {
+        for (g, e) in positions.iter().zip(out.iter_mut()) {
+            let n = g.num_actions();
+            e.reset(n);
+            g.legal_moves(&mut self.buf);
+            let p = if self.buf.is_empty() {
+                0.0
+            } else {
+                1.0 / self.buf.len() as f32
+            };
+            for &m in &self.buf {
+                if let Some(x) = e.policy.get_mut(m as usize) {
+                    *x = p;
+                }
+            }
+        }
+    }
+}
+
+/// Gomoku: priors from the pattern scores of both colours at each empty point (attack plus
+/// defence, softmax-like), random-playout values.
+pub struct ThreatPriors {
+    rng: Rng,
+    plies: usize,
+    buf: Vec<Move>,
+}
+
+impl ThreatPriors {
+    /// Seeded from `opts.seed`; playouts of at most `opts.playout_plies` plies.
+    pub fn new(opts: &SolverOptions) -> Self {
+        ThreatPriors {
+            rng: Rng::new(opts.seed ^ 0x5eed_0002),
+            plies: opts.playout_plies,
+            buf: Vec::with_capacity(512),
+        }
+    }
+}
+
+/// Threat-table priors of the legal moves of `g` into `e.policy`.
+pub fn threat_priors(g: &Gomoku, buf: &mut Vec<Move>, e: &mut Evaluation) {
+    e.reset(g.num_actions());
+    g.legal_moves(buf);
+    if buf.is_empty() {
+        return;
+    }
+    let me = g.to_move();
+    let mut total = 0.0f32;
+    for &m in buf.iter() {
+        let c = g.cell_of(m);
+        if g.cell_value(c) != EMPTY {
+            continue;
+        }
+        // Own threats count a little more than blocking the opponent's.
+        let s = cell_score(g, c, me) as f32 * 1.2 + cell_score(g, c, me.opp()) as f32;
+        // Compress the score range (1 .. 100000) so that quiet moves keep some prior.
+        let w = 1.0 + s.max(0.0).sqrt();
+        e.policy[m as usize] = w;
+        total += w;
+    }
+    if total > 0.0 {
+        for &m in buf.iter() {
+            e.policy[m as usize] /= total;
+        }
+    }
+}
+
+impl Heuristic<Gomoku> for ThreatPriors {
+    fn name(&self) -> &'static str {
+        "threat"
+    }
+
+    fn evaluate_batch(&mut self, positions: &[&Gomoku], out: &mut [Evaluation]) {
+        for (g, e) in positions.iter().zip(out.iter_mut()) {
+            threat_priors(g, &mut self.buf, e);
+            e.value = random_playout(*g, &mut self.rng, self.plies, &mut self.buf);
+        }
+    }
+
+    fn priors_batch(&mut self, positions: &[&Gomoku], out: &mut [Evaluation]) {
+        for (g, e) in positions.iter().zip(out.iter_mut()) {
+            threat_priors(g, &mut self.buf, e);
+        }
+    }
+}

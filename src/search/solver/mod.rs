@@ -1,0 +1,532 @@
+//! Solvers: prove that a chosen player (the *prover*) wins a position, or that it cannot.
+//!
+//! Every solver implements [`Solver`] and is chosen by name through [`solver_by_name`]:
+//!
+//! - `mcts`: MCTS solver (PUCT selection, AND/OR propagation of proven values), with a
+//!   pluggable batch-shaped [`heuristic::Heuristic`] (priors + value);
+//! - `dfpn`: depth-first proof-number search with thresholds, a fixed-budget transposition
+//!   table, the 1+ε trick and mobility initialisation;
+//! - `fdfpn`: focused DFPN (heuristic move order, focus window `1 + ceil(0.1 · unsolved)`,
+//!   pn/dn initialised from heuristic values).
+//!
+//! Domain knowledge ([`Knowledge`]: VCF/VCT threat search in Gomoku) is switchable.
+//! Games plug in through [`SolverGame`] (transposition key, knowledge, default heuristic).
+//!
+//! After a proven result, [`Solver::proof_tree`] returns a complete solution tree: one move
+//! at the winner's nodes, every legal move at the loser's nodes, terminal leaves. It is built
+//! by replaying the real game from the root, so results reused unsoundly from the
+//! transposition table (graph-history interaction under superko) cannot enter it:
+//! [`ProofTree::check`] replays a tree under the game rules.
+
+pub mod dfpn;
+pub mod heuristic;
+pub mod knowledge;
+pub mod mcts;
+mod proof;
+pub mod tt;
+
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+use thiserror::Error;
+
+use super::Limits;
+use crate::game::{Color, Game, Move, Outcome};
+
+pub use heuristic::{Evaluation, Heuristic};
+pub use knowledge::{Knowledge, KnowledgeState};
+
+/// Names accepted by [`solver_by_name`].
+pub const SOLVER_NAMES: &[&str] = &["mcts", "dfpn", "fdfpn"];
+
+/// Whose win is to be proven.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub enum Prover {
+    /// The side to move at the root (the default).
+    #[default]
+    ToMove,
+    /// A given colour.
+    Color(Color),
+}
+
+impl Prover {
+    /// The prover's colour in `game`.
+    pub fn resolve<G: Game>(self, game: &G) -> Color {
+        match self {
+            Prover::ToMove => game.to_move(),
+            Prover::Color(c) => c,
+        }
+    }
+}
+
+/// The value of a position for the prover.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum SolveResult {
+    /// Proven: the prover wins against every defence.
+    Win,
+    /// Disproven: the prover cannot force a win (the opponent wins, or, in Gomoku, it is a
+    /// draw at best).
+    Loss,
+    /// Not solved within the limits.
+    Unknown,
+}
+
+impl SolveResult {
+    /// `win`, `loss` or `unknown` (the JSON spelling of `pcn solve`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SolveResult::Win => "win",
+            SolveResult::Loss => "loss",
+            SolveResult::Unknown => "unknown",
+        }
+    }
+}
+
+/// Search statistics of one [`Solver::solve`] call.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SolveStats {
+    /// Nodes visited (DFPN: node entries; MCTS: expanded/visited tree nodes).
+    pub nodes: u64,
+    /// Wall-clock seconds.
+    pub seconds: f64,
+    /// `nodes / seconds`.
+    pub nodes_per_second: f64,
+    /// Transposition-table entries in use at the end.
+    pub tt_used: usize,
+    /// Transposition-table capacity (entries).
+    pub tt_capacity: usize,
+    /// Transposition-table memory in bytes.
+    pub tt_bytes: usize,
+    /// Nodes spent in knowledge searches (VCF/VCT), counted separately from `nodes`.
+    pub knowledge_nodes: u64,
+}
+
+/// What [`Solver::solve`] returns.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SolveOutcome {
+    /// Win / loss for the prover, or unknown.
+    pub result: SolveResult,
+    /// The prover's colour.
+    pub prover: Color,
+    /// The move for the side to move at the root: with [`SolveResult::Win`] and the prover
+    /// to move, the proven winning move; with [`SolveResult::Loss`] and the prover to move,
+    /// the move whose refutation took the most effort; otherwise the best move so far (most
+    /// visits / smallest proof number). `None` when the root has no legal move.
+    pub best: Option<Move>,
+    /// Statistics.
+    pub stats: SolveStats,
+}
+
+/// Progress reports of a solver (the front ends render them; solvers never print).
+#[derive(Clone, Debug, PartialEq)]
+pub enum SolveEvent {
+    /// Periodic progress (about every 0.5 s, and at the end).
+    Progress {
+        /// Nodes so far.
+        nodes: u64,
+        /// Time since the solve started.
+        elapsed: Duration,
+        /// Best root move so far.
+        best: Option<Move>,
+        /// DFPN: the root's (proof, disproof) numbers, for the prover.
+        pn_dn: Option<(u64, u64)>,
+        /// MCTS: the root's mean value for the prover, in [-1, 1].
+        value: Option<f32>,
+        /// Transposition-table entries in use.
+        tt_used: usize,
+    },
+    /// The root was solved.
+    Solved {
+        /// Win or loss for the prover.
+        result: SolveResult,
+        /// The root move (see [`SolveOutcome::best`]).
+        best: Option<Move>,
+    },
+}
+
+/// Errors of the solver registry.
+#[derive(Clone, Debug, PartialEq, Eq, Error)]
+pub enum SolverError {
+    /// No solver has this name.
+    #[error("unknown solver '{0}' (expected one of mcts, dfpn, fdfpn)")]
+    UnknownSolver(String),
+    /// An option value is out of range.
+    #[error("bad solver option: {0}")]
+    BadOption(String),
+}
+
+/// Which heuristic the MCTS solver and focused DFPN use when none is plugged in.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub enum HeuristicKind {
+    /// The game's default ([`SolverGame::default_heuristic`]): threat-table priors with
+    /// playouts in Gomoku, uniform priors with playouts elsewhere.
+    #[default]
+    Default,
+    /// Uniform priors and random-playout values, for every game.
+    Uniform,
+}
+
+/// Options shared by the solvers. `Default` gives the PCN reference settings.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SolverOptions {
+    /// Transposition-table budget in bytes (0: the default, 256 MiB).
+    pub memory_bytes: usize,
+    /// Domain knowledge (Gomoku threat search).
+    pub knowledge: Knowledge,
+    /// Heuristic when none is plugged in.
+    pub heuristic: HeuristicKind,
+    /// Seed of every random choice (playouts, tie breaks).
+    pub seed: u64,
+    /// DFPN 1+ε trick (PCN: 0.25).
+    pub epsilon: f64,
+    /// Focused DFPN window: `focus_base + ceil(focus_ratio · unsolved children)`.
+    pub focus_base: usize,
+    /// See `focus_base` (PCN: 0.1).
+    pub focus_ratio: f64,
+    /// DFPN without a window: initialise pn/dn from the number of legal moves (mobility).
+    pub mobility: bool,
+    /// MCTS PUCT constant (PCN: 1.5).
+    pub c_puct: f32,
+    /// Maximum playout length in plies (MCTS random-playout values).
+    pub playout_plies: usize,
+    /// Node budget of the re-searches that [`Solver::proof_tree`] may need.
+    pub proof_search_nodes: u64,
+    /// Largest proof tree [`Solver::proof_tree`] builds (nodes); larger gives `None`.
+    pub proof_max_nodes: usize,
+}
+
+impl Default for SolverOptions {
+    fn default() -> Self {
+        SolverOptions {
+            memory_bytes: 0,
+            knowledge: Knowledge::default(),
+            heuristic: HeuristicKind::Default,
+            seed: 1,
+            epsilon: 0.25,
+            focus_base: 1,
+            focus_ratio: 0.1,
+            mobility: true,
+            c_puct: 1.5,
+            playout_plies: 400,
+            proof_search_nodes: 2_000_000,
+            proof_max_nodes: 20_000_000,
+        }
+    }
+}
+
+impl SolverOptions {
+    /// The transposition-table budget in bytes (the default when 0).
+    pub fn tt_bytes(&self) -> usize {
+        if self.memory_bytes == 0 {
+            256 << 20
+        } else {
+            self.memory_bytes
+        }
+    }
+}
+
+/// What a solver needs from a game beyond [`Game`].
+pub trait SolverGame: Game {
+    /// Transposition key: everything the game-theoretic value depends on. Defaults to
+    /// [`Game::hash`]; Killall-Go adds history-dependent illegal points (superko).
+    fn solver_key(&self) -> u64 {
+        self.hash()
+    }
+
+    /// Domain knowledge at a node where the side to move is the prover: the first move of a
+    /// proven win found by a special search (Gomoku VCF/VCT), or `None`. Must leave the
+    /// position unchanged and must be sound (a returned move wins by force).
+    fn knowledge_win(&mut self, _state: &mut KnowledgeState) -> Option<Move> {
+        None
+    }
+
+    /// A cheap estimate of the number of legal moves (DFPN mobility initialisation).
+    /// Defaults to counting [`Game::legal_moves`].
+    fn mobility(&self) -> usize {
+        let mut v = Vec::new();
+        self.legal_moves(&mut v);
+        v.len()
+    }
+
+    /// The heuristic used by MCTS and focused DFPN when none is plugged in.
+    fn default_heuristic(opts: &SolverOptions) -> Box<dyn Heuristic<Self>>;
+}
+
+/// A solver for game `G`. One solver object is reused across problems (its tables persist
+/// until [`Solver::clear`]).
+pub trait Solver<G: SolverGame>: Send {
+    /// The registry name (`mcts`, `dfpn`, `fdfpn`).
+    fn name(&self) -> &'static str;
+
+    /// Tries to prove that `prover` wins `game` (left unchanged) within `limits`; stops early
+    /// when `stop` is set. Reports progress through `on_event`.
+    fn solve(
+        &mut self,
+        game: &G,
+        prover: Color,
+        limits: &Limits,
+        stop: &AtomicBool,
+        on_event: &mut dyn FnMut(&SolveEvent),
+    ) -> SolveOutcome;
+
+    /// After a proven [`Solver::solve`] (win or loss): the complete solution tree of that
+    /// result, built from the solver's tables and re-searching sub-positions where needed.
+    /// `None` when the last result was unknown or the tree could not be completed within
+    /// [`SolverOptions::proof_search_nodes`] / [`SolverOptions::proof_max_nodes`].
+    fn proof_tree(&mut self) -> Option<ProofTree>;
+
+    /// Forgets all tables (new game).
+    fn clear(&mut self);
+
+    /// Sets the transposition-table budget in bytes (0: default); clears the table.
+    fn set_memory(&mut self, bytes: usize);
+}
+
+/// A solver by name, with the game's default heuristic.
+pub fn solver_by_name<G: SolverGame>(
+    name: &str,
+    opts: &SolverOptions,
+) -> Result<Box<dyn Solver<G>>, SolverError> {
+    let h = match opts.heuristic {
+        HeuristicKind::Default => G::default_heuristic(opts),
+        HeuristicKind::Uniform => Box::new(heuristic::UniformPlayout::new(opts)),
+    };
+    solver_with_heuristic(name, opts, h)
+}
+
+/// A solver by name with a given heuristic (the network issue plugs its evaluators in here).
+/// Plain `dfpn` ignores the heuristic.
+pub fn solver_with_heuristic<G: SolverGame>(
+    name: &str,
+    opts: &SolverOptions,
+    heuristic: Box<dyn Heuristic<G>>,
+) -> Result<Box<dyn Solver<G>>, SolverError> {
+    if !(opts.epsilon >= 0.0 && opts.epsilon <= 10.0) {
+        return Err(SolverError::BadOption(format!("epsilon {}", opts.epsilon)));
+    }
+    if !(opts.focus_ratio >= 0.0 && opts.focus_ratio <= 1.0) {
+        return Err(SolverError::BadOption(format!(
+            "focus ratio {}",
+            opts.focus_ratio
+        )));
+    }
+    match name.to_ascii_lowercase().as_str() {
+        "mcts" => Ok(Box::new(mcts::Mcts::new(opts.clone(), heuristic))),
+        "dfpn" => Ok(Box::new(dfpn::Dfpn::new(opts.clone(), None))),
+        "fdfpn" => Ok(Box::new(dfpn::Dfpn::new(opts.clone(), Some(heuristic)))),
+        _ => Err(SolverError::UnknownSolver(name.chars().take(32).collect())),
+    }
+}
+
+/// One node of a [`ProofTree`].
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ProofNode {
+    /// The moves from this position with the index of the resulting node in
+    /// [`ProofTree::nodes`]: exactly one at the winner's nodes, every legal move at the
+    /// loser's nodes, none at terminal positions.
+    pub children: Vec<(Move, u32)>,
+}
+
+/// A complete solution tree for a solved root. `nodes[0]` is the root.
+///
+/// With `result == Win` the *winner* is the prover: its nodes have one child, the
+/// opponent's nodes list every legal move, and every leaf is a terminal position won by the
+/// prover. With `result == Loss` the roles swap: the opponent's nodes have one child, the
+/// prover's nodes list every legal move, and every leaf is a terminal position the prover
+/// did not win (the opponent won, or a draw).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProofTree {
+    /// The prover.
+    pub prover: Color,
+    /// [`SolveResult::Win`] or [`SolveResult::Loss`] for the prover.
+    pub result: SolveResult,
+    /// The nodes, root first; children always have larger indices than their parent.
+    pub nodes: Vec<ProofNode>,
+}
+
+/// Why a proof tree failed [`ProofTree::check`].
+#[derive(Clone, Debug, PartialEq, Eq, Error)]
+pub enum ProofError {
+    /// The tree has no nodes or a bad child index.
+    #[error("malformed tree: {0}")]
+    Malformed(String),
+    /// A move in the tree is illegal.
+    #[error("illegal move {mv} after {line}")]
+    Illegal {
+        /// The move (GTP text).
+        mv: String,
+        /// The line leading to it (GTP text).
+        line: String,
+    },
+    /// A node of the side that must answer everything misses a legal move.
+    #[error("missing defence {mv} after {line}")]
+    MissingDefence {
+        /// The missing move (GTP text).
+        mv: String,
+        /// The line leading to the node.
+        line: String,
+    },
+    /// A node of the side that chooses has no move or several.
+    #[error("{count} moves at a choice node after {line} (expected 1)")]
+    Choice {
+        /// Number of children found.
+        count: usize,
+        /// The line leading to the node.
+        line: String,
+    },
+    /// A leaf is not a terminal position with the claimed result.
+    #[error("leaf after {line} is not a terminal {expected}")]
+    BadLeaf {
+        /// What the leaf should be.
+        expected: &'static str,
+        /// The line leading to it.
+        line: String,
+    },
+}
+
+impl ProofTree {
+    /// Number of nodes.
+    pub fn len(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// Whether the tree is empty (never for a tree returned by a solver).
+    pub fn is_empty(&self) -> bool {
+        self.nodes.is_empty()
+    }
+
+    /// The colour that chooses one move per node (the winner of the tree's claim).
+    pub fn chooser(&self) -> Color {
+        match self.result {
+            SolveResult::Loss => self.prover.opp(),
+            _ => self.prover,
+        }
+    }
+
+    /// Replays the tree from `root` under the game rules and checks that it is a complete
+    /// solution tree for its claim (see the type docs). The game is left unchanged.
+    pub fn check<G: Game>(&self, root: &G) -> Result<(), ProofError> {
+        if self.nodes.is_empty() {
+            return Err(ProofError::Malformed("no nodes".into()));
+        }
+        if self.result == SolveResult::Unknown {
+            return Err(ProofError::Malformed("result unknown".into()));
+        }
+        let mut g = root.clone();
+        let mut line = Vec::new();
+        let mut legal = Vec::new();
+        // Explicit stack: (node, next child index). Trees can be deep.
+        let mut stack: Vec<(u32, usize)> = vec![(0, 0)];
+        self.check_node(&g, 0, &mut legal, &line)?;
+        while let Some(top) = stack.last_mut() {
+            let (ni, ci) = *top;
+            let node = &self.nodes[ni as usize];
+            if ci >= node.children.len() {
+                stack.pop();
+                if !stack.is_empty() {
+                    g.undo();
+                    line.pop();
+                }
+                continue;
+            }
+            top.1 += 1;
+            let (mv, child) = node.children[ci];
+            if child as usize >= self.nodes.len() || child <= ni {
+                return Err(ProofError::Malformed(format!("bad child index {child}")));
+            }
+            if g.play(mv).is_err() {
+                return Err(ProofError::Illegal {
+                    mv: g.move_to_gtp(mv),
+                    line: line_text(root, &line),
+                });
+            }
+            line.push(mv);
+            self.check_node(&g, child, &mut legal, &line)
+                .map_err(|e| fix_line(e, root, &line))?;
+            stack.push((child, 0));
+        }
+        Ok(())
+    }
+
+    fn check_node<G: Game>(
+        &self,
+        g: &G,
+        ni: u32,
+        legal: &mut Vec<Move>,
+        line: &[Move],
+    ) -> Result<(), ProofError> {
+        let node = &self.nodes[ni as usize];
+        let lt = || line.iter().map(|m| m.to_string()).collect::<Vec<_>>().join(" ");
+        if let Some(o) = g.outcome() {
+            let prover_won = o == Outcome::Win(self.prover);
+            let ok = match self.result {
+                SolveResult::Win => prover_won,
+                _ => !prover_won,
+            };
+            if !ok || !node.children.is_empty() {
+                return Err(ProofError::BadLeaf {
+                    expected: if self.result == SolveResult::Win {
+                        "prover win"
+                    } else {
+                        "prover non-win"
+                    },
+                    line: lt(),
+                });
+            }
+            return Ok(());
+        }
+        if g.to_move() == self.chooser() {
+            if node.children.len() != 1 {
+                return Err(ProofError::Choice {
+                    count: node.children.len(),
+                    line: lt(),
+                });
+            }
+        } else {
+            g.legal_moves(legal);
+            for &m in legal.iter() {
+                if !node.children.iter().any(|&(c, _)| c == m) {
+                    return Err(ProofError::MissingDefence {
+                        mv: g.move_to_gtp(m),
+                        line: lt(),
+                    });
+                }
+            }
+            if node.children.len() != legal.len() {
+                return Err(ProofError::Malformed(format!(
+                    "{} children for {} legal moves after {}",
+                    node.children.len(),
+                    legal.len(),
+                    lt()
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// GTP text of a line of moves from `root`.
+fn line_text<G: Game>(root: &G, line: &[Move]) -> String {
+    let mut g = root.clone();
+    let mut out = Vec::with_capacity(line.len());
+    for &m in line {
+        out.push(g.move_to_gtp(m));
+        g.play_unchecked(m);
+    }
+    if out.is_empty() {
+        "the root".into()
+    } else {
+        out.join(" ")
+    }
+}
+
+/// Replaces the raw action numbers of a node error by GTP text.
+fn fix_line<G: Game>(e: ProofError, root: &G, line: &[Move]) -> ProofError {
+    let l = line_text(root, line);
+    match e {
+        ProofError::MissingDefence { mv, .. } => ProofError::MissingDefence { mv, line: l },
+        ProofError::Choice { count, .. } => ProofError::Choice { count, line: l },
+        ProofError::BadLeaf { expected, .. } => ProofError::BadLeaf { expected, line: l },
+        other => other,
+    }
+}

@@ -1,0 +1,138 @@
+//! Building complete solution trees by replaying the real game from the root.
+//!
+//! At the chooser's nodes (the side the claim says wins) one move is taken: a move that ends
+//! the game as claimed, else a knowledge win (VCF) when the chooser is the prover, else what
+//! the solver's oracle (its tables, re-searching where needed) proves. At the other side's
+//! nodes every legal move is expanded. Because the replay uses the real game with its full
+//! history, a result reused unsoundly from a transposition table (graph-history interaction)
+//! makes the build fail instead of producing a wrong tree.
+
+use super::{KnowledgeState, ProofNode, ProofTree, SolveResult, SolverGame};
+use crate::game::{Color, Move, Outcome};
+
+/// The solver side of a proof build: a move for the chooser at a non-terminal node that
+/// keeps the claim (`result` for `prover`), or `None`.
+pub(crate) trait ProofOracle<G: SolverGame> {
+    fn choose(&mut self, g: &mut G, prover: Color, result: SolveResult) -> Option<Move>;
+}
+
+/// Whether a terminal outcome satisfies the claim.
+#[inline]
+pub(crate) fn satisfies(o: Outcome, prover: Color, result: SolveResult) -> bool {
+    let won = o == Outcome::Win(prover);
+    match result {
+        SolveResult::Win => won,
+        _ => !won,
+    }
+}
+
+struct Builder<'a, G: SolverGame> {
+    prover: Color,
+    result: SolveResult,
+    chooser: Color,
+    nodes: Vec<ProofNode>,
+    max_nodes: usize,
+    oracle: &'a mut dyn ProofOracle<G>,
+    know: &'a mut KnowledgeState,
+}
+
+const MAX_DEPTH: usize = 4000;
+
+impl<G: SolverGame> Builder<'_, G> {
+    fn node(&mut self, g: &mut G, depth: usize) -> Option<u32> {
+        if self.nodes.len() >= self.max_nodes || depth > MAX_DEPTH {
+            return None;
+        }
+        let idx = self.nodes.len() as u32;
+        self.nodes.push(ProofNode::default());
+        if let Some(o) = g.outcome() {
+            return satisfies(o, self.prover, self.result).then_some(idx);
+        }
+        let mut legal = Vec::new();
+        g.legal_moves(&mut legal);
+        if legal.is_empty() {
+            return None;
+        }
+        if g.to_move() == self.chooser {
+            // A move that ends the game as claimed.
+            for &m in &legal {
+                g.play_unchecked(m);
+                let ok = g.outcome().is_some_and(|o| satisfies(o, self.prover, self.result));
+                g.undo();
+                if ok {
+                    let c = self.node_after(g, m, depth)?;
+                    self.nodes[idx as usize].children.push((m, c));
+                    return Some(idx);
+                }
+            }
+            let mut tried = None;
+            if self.result == SolveResult::Win {
+                if let Some(m) = g.knowledge_win(self.know) {
+                    if legal.contains(&m) {
+                        let mark = self.nodes.len();
+                        if let Some(c) = self.node_after(g, m, depth) {
+                            self.nodes[idx as usize].children.push((m, c));
+                            return Some(idx);
+                        }
+                        self.nodes.truncate(mark);
+                        tried = Some(m);
+                    }
+                }
+            }
+            let m = self.oracle.choose(g, self.prover, self.result)?;
+            if Some(m) == tried || !legal.contains(&m) {
+                return None;
+            }
+            let c = self.node_after(g, m, depth)?;
+            self.nodes[idx as usize].children.push((m, c));
+            Some(idx)
+        } else {
+            for &m in &legal {
+                let c = self.node_after(g, m, depth)?;
+                self.nodes[idx as usize].children.push((m, c));
+            }
+            Some(idx)
+        }
+    }
+
+    fn node_after(&mut self, g: &mut G, m: Move, depth: usize) -> Option<u32> {
+        g.play_unchecked(m);
+        let r = self.node(g, depth + 1);
+        g.undo();
+        r
+    }
+}
+
+/// Builds the solution tree of `result` (win or loss) for `prover` from `root`.
+pub(crate) fn build<G: SolverGame>(
+    root: &G,
+    prover: Color,
+    result: SolveResult,
+    oracle: &mut dyn ProofOracle<G>,
+    know: &mut KnowledgeState,
+    max_nodes: usize,
+) -> Option<ProofTree> {
+    if result == SolveResult::Unknown {
+        return None;
+    }
+    let mut b = Builder {
+        prover,
+        result,
+        chooser: if result == SolveResult::Win {
+            prover
+        } else {
+            prover.opp()
+        },
+        nodes: Vec::new(),
+        max_nodes,
+        oracle,
+        know,
+    };
+    let mut g = root.clone();
+    b.node(&mut g, 0)?;
+    Some(ProofTree {
+        prover,
+        result,
+        nodes: b.nodes,
+    })
+}
