@@ -25,6 +25,7 @@ use std::fmt;
 
 use crate::game::gomoku::Rule;
 use crate::game::{Color, Move};
+use crate::search::solver::ProofTree;
 use crate::sgf::{GameTree, Node};
 
 /// The literal that starts a proof header line.
@@ -271,6 +272,28 @@ impl MoveTree {
     /// Whether the tree has no node at all (not even a root).
     pub fn is_empty(&self) -> bool {
         self.nodes.is_empty()
+    }
+
+    /// Converts a solver's [`ProofTree`] for a root where `to_move` is to play (colours
+    /// alternate in both games, passes included). `None` when the tree is malformed (a bad
+    /// child index) or would exceed `max_nodes` nodes.
+    pub fn from_solver(tree: &ProofTree, to_move: Color, max_nodes: usize) -> Option<MoveTree> {
+        if tree.nodes.is_empty() {
+            return None;
+        }
+        let mut out = MoveTree::new();
+        // (solver node, our node, colour to move there)
+        let mut stack = vec![(0u32, 0u32, to_move)];
+        while let Some((src, dst, color)) = stack.pop() {
+            for &(mv, child) in &tree.nodes.get(src as usize)?.children {
+                if child <= src || out.len() >= max_nodes {
+                    return None;
+                }
+                let c = out.add(dst, mv, color);
+                stack.push((child, c, color.opp()));
+            }
+        }
+        Some(out)
     }
 }
 
