@@ -110,7 +110,13 @@ pub fn no_key(_: &KillallGo) -> Option<(u64, u64)> {
 }
 
 /// Random Gomoku positions: `stones` random moves on an empty board, game not over.
-pub fn gomoku_positions(size: usize, rule: Rule, stones: usize, count: usize, seed: u64) -> Vec<Gomoku> {
+pub fn gomoku_positions(
+    size: usize,
+    rule: Rule,
+    stones: usize,
+    count: usize,
+    seed: u64,
+) -> Vec<Gomoku> {
     let mut rng = Rng::new(seed);
     let mut out = Vec::new();
     let mut legal = Vec::new();
@@ -261,11 +267,19 @@ fn brute_force_proofs_pass_verify_library_and_binary() {
     let mut files = Vec::new();
     for (i, rule) in [Rule::Freestyle, Rule::FourT].into_iter().enumerate() {
         let proofs = gomoku_proofs(rule, 6, 11 + i as u64);
-        assert!(proofs.len() >= 3, "{rule:?}: found only {} proven positions", proofs.len());
+        assert!(
+            proofs.len() >= 3,
+            "{rule:?}: found only {} proven positions",
+            proofs.len()
+        );
         for (j, (g, t)) in proofs.iter().enumerate() {
             let text = gomoku_proof_text(g, t, g.to_move());
             let r = verify_text(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
-            assert_eq!(r.nodes, t.len() as u64, "every tree node is a checked position");
+            assert_eq!(
+                r.nodes,
+                t.len() as u64,
+                "every tree node is a checked position"
+            );
             assert_eq!(r.or_nodes + r.and_nodes + r.leaves, r.nodes);
             files.push(write(&dir, &format!("{}_{j}.sgf", rule.name()), &text));
         }
@@ -290,8 +304,14 @@ fn brute_force_proofs_pass_verify_library_and_binary() {
     assert!(kag >= 3, "only {kag} Killall-Go proofs");
     let (code, stdout, stderr) = pcn_verify(&files);
     assert_eq!(code, 0, "{stderr}");
-    assert_eq!(stdout.lines().count(), files.len(), "one summary line per file");
-    assert!(stdout.lines().all(|l| l.contains("sound") && l.contains("nodes")));
+    assert_eq!(
+        stdout.lines().count(),
+        files.len(),
+        "one summary line per file"
+    );
+    assert!(stdout
+        .lines()
+        .all(|l| l.contains("sound") && l.contains("nodes")));
 }
 
 #[test]
@@ -302,7 +322,10 @@ fn corrupted_proofs_fail() {
     let (g, t) = proofs
         .iter()
         .find(|(g, t)| {
-            find(t, |n, d| d % 2 == 1 && t.nodes[n as usize].children.len() >= 2).is_some()
+            find(t, |n, d| {
+                d % 2 == 1 && t.nodes[n as usize].children.len() >= 2
+            })
+            .is_some()
                 && g.ply() > 0
         })
         .expect("a proof with a branching AND node");
@@ -312,13 +335,19 @@ fn corrupted_proofs_fail() {
 
     // 1. A missing defence.
     let mut t1 = t.clone();
-    let and = find(&t1, |n, d| d % 2 == 1 && t1.nodes[n as usize].children.len() >= 2).unwrap();
+    let and = find(&t1, |n, d| {
+        d % 2 == 1 && t1.nodes[n as usize].children.len() >= 2
+    })
+    .unwrap();
     let removed = t1.nodes[and as usize].children.pop().unwrap();
     let removed_mv = g.move_to_gtp(t1.nodes[removed as usize].mv);
     let text = gomoku_proof_text(g, &t1, prover);
     match verify_text(&text) {
         Err(ProofError::Unsound { reason, .. }) => {
-            assert!(reason.contains("missing") && reason.contains(&removed_mv), "{reason}")
+            assert!(
+                reason.contains("missing") && reason.contains(&removed_mv),
+                "{reason}"
+            )
         }
         other => panic!("missing defence accepted: {other:?}"),
     }
@@ -341,7 +370,10 @@ fn corrupted_proofs_fail() {
 
     // 3. A leaf that is not a finished game: cut a subtree below an internal node.
     let mut t3 = t.clone();
-    let inner = find(&t3, |n, d| d >= 1 && !t3.nodes[n as usize].children.is_empty()).unwrap();
+    let inner = find(&t3, |n, d| {
+        d >= 1 && !t3.nodes[n as usize].children.is_empty()
+    })
+    .unwrap();
     t3.nodes[inner as usize].children.clear();
     let text = gomoku_proof_text(g, &t3, prover);
     match verify_text(&text) {
@@ -355,7 +387,10 @@ fn corrupted_proofs_fail() {
 
     // 4. The wrong prover in the header.
     let text = gomoku_proof_text(g, t, prover.opp());
-    assert!(matches!(verify_text(&text), Err(ProofError::Unsound { .. })));
+    assert!(matches!(
+        verify_text(&text),
+        Err(ProofError::Unsound { .. })
+    ));
     let f4 = write(&dir, "wrong_prover.sgf", &text);
 
     // 5. A leaf won by the opponent: the prover passes up the win and lets White make five.
@@ -389,13 +424,21 @@ fn corrupted_proofs_fail() {
     // The one-move proof E1 is sound.
     let mut t6 = MoveTree::new();
     t6.add(0, h.parse_gtp("E1").unwrap(), Color::Black);
-    let ok = write(&dir, "one_move.sgf", &gomoku_proof_text(&h, &t6, Color::Black));
+    let ok = write(
+        &dir,
+        "one_move.sgf",
+        &gomoku_proof_text(&h, &t6, Color::Black),
+    );
 
     for f in [&f1, &f2, &f3, &f4, &f5] {
         let (code, stdout, stderr) = pcn_verify(&[ok.clone(), f.clone()]);
         assert_eq!(code, 1, "{}: {stderr}", f.display());
         assert!(stderr.contains("UNSOUND"), "{stderr}");
-        assert_eq!(stdout.lines().count(), 1, "the sound file before it is reported");
+        assert_eq!(
+            stdout.lines().count(),
+            1,
+            "the sound file before it is reported"
+        );
     }
     // The first unsound file stops the run.
     let (code, stdout, _) = pcn_verify(&[f1.clone(), ok.clone()]);
@@ -429,7 +472,10 @@ fn malformed_files_exit_3_without_panic() {
         let (code, stdout, stderr) = pcn_verify(&[f]);
         assert_eq!(code, 3, "{name}: {stdout} {stderr}");
         assert!(!stderr.contains("panicked"), "{name}: {stderr}");
-        assert!(stderr.contains("not a valid proof file"), "{name}: {stderr}");
+        assert!(
+            stderr.contains("not a valid proof file"),
+            "{name}: {stderr}"
+        );
     }
     let (code, _, stderr) = pcn_verify(&[dir.join("does_not_exist.sgf")]);
     assert_eq!(code, 3, "{stderr}");
@@ -477,7 +523,9 @@ fn solve_all<G: SolverGame>(
             ),
         }
         if o.result == SolveResult::Win {
-            let t = s.proof_tree().unwrap_or_else(|| panic!("{label}: {name}: no proof tree"));
+            let t = s
+                .proof_tree()
+                .unwrap_or_else(|| panic!("{label}: {name}: no proof tree"));
             let mt = MoveTree::from_solver(&t, g.to_move(), 10_000_000).expect("convertible");
             texts.push(make_text(&mt));
         }
@@ -498,7 +546,11 @@ fn solvers_agree_with_exhaustive_search_and_their_proofs_verify() {
             let Some(truth) = b.wins(&mut g, prover) else {
                 continue;
             };
-            if truth { wins += 1 } else { losses += 1 }
+            if truth {
+                wins += 1
+            } else {
+                losses += 1
+            }
             let label = format!("{rule:?} {}", gomoku_record(&g).to_sgf());
             let mk = |mt: &MoveTree| gomoku_proof_text(&g, mt, prover);
             let (texts, u) = solve_all(&g, prover, truth, 300_000, &mk, &label);
@@ -515,8 +567,15 @@ fn solvers_agree_with_exhaustive_search_and_their_proofs_verify() {
             let Some(truth) = b.wins(&mut g, prover) else {
                 continue;
             };
-            if truth { wins += 1 } else { losses += 1 }
-            let label = format!("killallgo prover {prover:?} {}", killallgo_record(&g).to_sgf());
+            if truth {
+                wins += 1
+            } else {
+                losses += 1
+            }
+            let label = format!(
+                "killallgo prover {prover:?} {}",
+                killallgo_record(&g).to_sgf()
+            );
             let mk = |mt: &MoveTree| {
                 let h = header(GameKind::KillallGo, None, &g, prover);
                 proof::to_sgf(&killallgo_record(&g), &h, mt).to_sgf()
@@ -543,7 +602,10 @@ fn solvers_agree_with_exhaustive_search_and_their_proofs_verify() {
         assert_eq!(on_wins, 0, "{name} failed to prove {on_wins} wins");
         let all = unknown.iter().filter(|&&(n, _)| n == name).count();
         if name != "mcts" {
-            assert!(all * 10 <= positions, "{name}: {all} unknown of {positions}");
+            assert!(
+                all * 10 <= positions,
+                "{name}: {all} unknown of {positions}"
+            );
         }
     }
     assert!(!files.is_empty());

@@ -37,7 +37,8 @@ fn lines(o: &Output) -> Vec<Value> {
 /// 5x5 freestyle: Black to move with four in a row on row 1 (wins at E1).
 const BLACK_WINS: &str = "(;FF[4]GM[4]SZ[5];B[ae];W[ad];B[be];W[bd];B[ce];W[cd];B[de];W[dd])";
 /// The same stones with White to move: White wins at E2 (proving Black fails).
-const WHITE_TO_MOVE: &str = "(;FF[4]GM[4]SZ[5];B[ae];W[ad];B[be];W[bd];B[ce];W[cd];B[de];W[dd];B[aa])";
+const WHITE_TO_MOVE: &str =
+    "(;FF[4]GM[4]SZ[5];B[ae];W[ad];B[be];W[bd];B[ce];W[cd];B[de];W[dd];B[aa])";
 
 #[test]
 fn json_lines_numeric_order_bad_file_continues() {
@@ -63,7 +64,11 @@ fn json_lines_numeric_order_bad_file_continues() {
         None,
     );
     let stderr = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(1), "a bad file gives exit 1: {stderr}");
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "a bad file gives exit 1: {stderr}"
+    );
     let v = lines(&o);
     let names: Vec<String> = v
         .iter()
@@ -75,9 +80,20 @@ fn json_lines_numeric_order_bad_file_continues() {
                 .into_owned()
         })
         .collect();
-    assert_eq!(names, ["2.sgf", "3.sgf", "10.sgf"], "numeric order, .sgf only");
+    assert_eq!(
+        names,
+        ["2.sgf", "3.sgf", "10.sgf"],
+        "numeric order, .sgf only"
+    );
     for r in &v {
-        for key in ["file", "result", "nodes", "seconds", "nodes_per_second", "solver"] {
+        for key in [
+            "file",
+            "result",
+            "nodes",
+            "seconds",
+            "nodes_per_second",
+            "solver",
+        ] {
             assert!(r.get(key).is_some(), "{key} missing in {r}");
         }
     }
@@ -99,9 +115,17 @@ fn json_lines_numeric_order_bad_file_continues() {
     let mut args = vec!["verify"];
     args.extend(files.iter().map(|s| s.as_str()));
     let ver = pcn(&args, None);
-    assert_eq!(ver.status.code(), Some(0), "{}", String::from_utf8_lossy(&ver.stderr));
+    assert_eq!(
+        ver.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&ver.stderr)
+    );
     // The summary table.
-    assert!(stderr.contains("win") && stderr.contains("median"), "{stderr}");
+    assert!(
+        stderr.contains("win") && stderr.contains("median"),
+        "{stderr}"
+    );
     let win_row = stderr.lines().find(|l| l.starts_with("win")).unwrap();
     assert_eq!(win_row.split_whitespace().nth(1), Some("2"), "{stderr}");
 }
@@ -110,10 +134,24 @@ fn json_lines_numeric_order_bad_file_continues() {
 fn prove_option_stdin_and_exit_zero() {
     // Proving White in the Black-to-move position: Black wins at once, so White loses.
     let o = pcn(
-        &["solve", "--rule", "freestyle", "--prove", "white", "--nodes", "50000", "-"],
+        &[
+            "solve",
+            "--rule",
+            "freestyle",
+            "--prove",
+            "white",
+            "--nodes",
+            "50000",
+            "-",
+        ],
         Some(BLACK_WINS),
     );
-    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     let v = lines(&o);
     assert_eq!(v.len(), 1);
     assert_eq!(v[0]["file"], "-");
@@ -121,7 +159,16 @@ fn prove_option_stdin_and_exit_zero() {
     assert_eq!(v[0]["result"], "loss");
     for solver in ["mcts", "dfpn", "fdfpn"] {
         let o = pcn(
-            &["solve", "--rule", "freestyle", "--solver", solver, "--nodes", "50000", "-"],
+            &[
+                "solve",
+                "--rule",
+                "freestyle",
+                "--solver",
+                solver,
+                "--nodes",
+                "50000",
+                "-",
+            ],
             Some(BLACK_WINS),
         );
         assert_eq!(o.status.code(), Some(0));
@@ -143,7 +190,12 @@ fn usage_errors_exit_2() {
     ];
     for args in cases {
         let o = pcn(args, Some(BLACK_WINS));
-        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
+        assert_eq!(
+            o.status.code(),
+            Some(2),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
         assert!(o.stdout.is_empty(), "{args:?}");
     }
 }
@@ -155,13 +207,21 @@ fn missing_file_and_unsupported_game_are_error_lines() {
     std::fs::write(&go19, "(;GM[1]SZ[19];B[dd])").unwrap();
     let missing = dir.join("missing.sgf");
     let o = pcn(
-        &["solve", "--nodes", "1000", missing.to_str().unwrap(), go19.to_str().unwrap()],
+        &[
+            "solve",
+            "--nodes",
+            "1000",
+            missing.to_str().unwrap(),
+            go19.to_str().unwrap(),
+        ],
         None,
     );
     assert_eq!(o.status.code(), Some(1));
     let v = lines(&o);
     assert_eq!(v.len(), 2);
-    assert!(v.iter().all(|r| r["result"] == "error" && r["error"].is_string()));
+    assert!(v
+        .iter()
+        .all(|r| r["result"] == "error" && r["error"].is_string()));
     assert!(!String::from_utf8_lossy(&o.stderr).contains("panicked"));
 }
 
@@ -188,14 +248,24 @@ fn shared_problem_proof_verifies() {
         ],
         None,
     );
-    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     let v = lines(&o);
     assert_eq!(v[0]["result"], "win", "{}", v[0]);
     assert_eq!(v[0]["prover"], "B");
     assert_eq!(v[0]["rule"], "4t");
     let proof = v[0]["proof"].as_str().expect("proof written");
     let ver = pcn(&["verify", proof], None);
-    assert_eq!(ver.status.code(), Some(0), "{}", String::from_utf8_lossy(&ver.stderr));
+    assert_eq!(
+        ver.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&ver.stderr)
+    );
     // Corrupting the header's prover makes it fail.
     let text = std::fs::read_to_string(proof).unwrap();
     let bad = dir.join("bad.sgf");

@@ -161,7 +161,10 @@ struct Input {
 
 /// Sort key for numeric file names: `2.sgf` before `10.sgf`, other names after, by name.
 fn numeric_key(p: &Path) -> (u64, String) {
-    let stem = p.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    let stem = p
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
     (stem.parse::<u64>().unwrap_or(u64::MAX), stem)
 }
 
@@ -270,11 +273,16 @@ pub fn run(args: SolveArgs) -> i32 {
         return EXIT_USAGE;
     }
     if args.threads > 1 {
-        eprintln!("pcn solve: the solvers are single-threaded; --threads {} ignored", args.threads);
+        eprintln!(
+            "pcn solve: the solvers are single-threaded; --threads {} ignored",
+            args.threads
+        );
     }
-    let mut knowledge = Knowledge::default();
-    knowledge.vcf = args.vcf == OnOff::On;
-    knowledge.vct = args.vct == OnOff::On;
+    let knowledge = Knowledge {
+        vcf: args.vcf == OnOff::On,
+        vct: args.vct == OnOff::On,
+        ..Knowledge::default()
+    };
     let opts = SolverOptions {
         memory_bytes: (args.memory as usize).saturating_mul(1 << 20),
         knowledge,
@@ -333,9 +341,12 @@ pub fn run(args: SolveArgs) -> i32 {
         b.finish_and_clear();
     }
     eprint!("{}", summary_table(&records, &run));
-    let errors = records
-        .iter()
-        .any(|r| r.result == "error" || r.proof_error.as_deref().is_some_and(|e| e.starts_with("write")));
+    let errors = records.iter().any(|r| {
+        r.result == "error"
+            || r.proof_error
+                .as_deref()
+                .is_some_and(|e| e.starts_with("write"))
+    });
     if errors {
         EXIT_SOME_ERRORS
     } else {
@@ -373,7 +384,8 @@ fn summary_table(records: &[Record], run: &Run) -> String {
         "{:<8} {:>6} {:>10} {:>14} {:>12}\n",
         "result", "count", "median_s", "median_nodes", "median_nps"
     ));
-    let groups: [(&str, &dyn Fn(&Record) -> bool); 6] = [
+    type Filter<'a> = &'a dyn Fn(&Record) -> bool;
+    let groups: [(&str, Filter); 6] = [
         ("win", &|r| r.result == "win"),
         ("loss", &|r| r.result == "loss"),
         ("unknown", &|r| r.result == "unknown"),
@@ -386,7 +398,8 @@ fn summary_table(records: &[Record], run: &Run) -> String {
         let mut secs: Vec<f64> = sel.iter().map(|r| r.seconds).collect();
         let mut nodes: Vec<f64> = sel.iter().map(|r| r.nodes as f64).collect();
         let mut nps: Vec<f64> = sel.iter().map(|r| r.nodes_per_second).collect();
-        let fmt = |m: Option<f64>, prec: usize| m.map_or("-".to_string(), |x| format!("{x:.prec$}"));
+        let fmt =
+            |m: Option<f64>, prec: usize| m.map_or("-".to_string(), |x| format!("{x:.prec$}"));
         if name == "error" {
             s.push_str(&format!("{:<8} {:>6}\n", name, sel.len()));
         } else {
@@ -498,7 +511,10 @@ impl Run {
         let name = input.name.clone();
         let mut on_event = |e: &SolveEvent| {
             if let (Some(b), SolveEvent::Progress { nodes, elapsed, .. }) = (&bar, e) {
-                b.set_message(format!("{name}: {nodes} nodes, {:.1} s", elapsed.as_secs_f64()));
+                b.set_message(format!(
+                    "{name}: {nodes} nodes, {:.1} s",
+                    elapsed.as_secs_f64()
+                ));
             }
         };
         let out = solver.solve(g, prover, &self.limits, &stop, &mut on_event);

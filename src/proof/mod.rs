@@ -165,7 +165,8 @@ impl ProofHeader {
             match k {
                 "game" => {
                     game = Some(
-                        GameKind::from_name(v).ok_or_else(|| herr(format!("unknown game '{v}'")))?,
+                        GameKind::from_name(v)
+                            .ok_or_else(|| herr(format!("unknown game '{v}'")))?,
                     )
                 }
                 "rule" => {
@@ -186,12 +187,16 @@ impl ProofHeader {
                     });
                 }
                 "prover" => {
-                    prover =
-                        Some(color_of(v).ok_or_else(|| herr(format!("prover must be B or W, not '{v}'")))?)
+                    prover = Some(
+                        color_of(v)
+                            .ok_or_else(|| herr(format!("prover must be B or W, not '{v}'")))?,
+                    )
                 }
                 "tomove" => {
-                    to_move =
-                        Some(color_of(v).ok_or_else(|| herr(format!("tomove must be B or W, not '{v}'")))?)
+                    to_move = Some(
+                        color_of(v)
+                            .ok_or_else(|| herr(format!("tomove must be B or W, not '{v}'")))?,
+                    )
                 }
                 "plies" => {
                     plies = Some(

@@ -238,7 +238,10 @@ fn check<G: Game>(
                     return Err(unsound(
                         &g,
                         &path,
-                        format!("leaf is {what}, not a win for the prover {}", prover.letter()),
+                        format!(
+                            "leaf is {what}, not a win for the prover {}",
+                            prover.letter()
+                        ),
                     ));
                 }
                 report.leaves += 1;
@@ -282,8 +285,11 @@ fn check<G: Game>(
                 } else {
                     report.and_nodes += 1;
                     g.legal_moves(&mut legal);
-                    let missing: Vec<Move> =
-                        legal.iter().copied().filter(|m| !seen.contains(m)).collect();
+                    let missing: Vec<Move> = legal
+                        .iter()
+                        .copied()
+                        .filter(|m| !seen.contains(m))
+                        .collect();
                     if !missing.is_empty() {
                         return Err(unsound(
                             &g,
