@@ -613,3 +613,67 @@ fn solvers_agree_with_exhaustive_search_and_their_proofs_verify() {
     assert_eq!(code, 0, "{stderr}");
     assert_eq!(stdout.lines().count(), files.len());
 }
+
+/// Results of every solver on `g` (node budget `nodes`).
+fn results<G: SolverGame>(g: &G, prover: Color, nodes: u64) -> Vec<(&'static str, SolveResult)> {
+    ["dfpn", "fdfpn", "mcts"]
+        .into_iter()
+        .map(|name| {
+            let opts = SolverOptions {
+                memory_bytes: 8 << 20,
+                ..SolverOptions::default()
+            };
+            let mut s = solver_by_name::<G>(name, &opts).expect("solver");
+            let stop = AtomicBool::new(false);
+            (
+                name,
+                s.solve(g, prover, &Limits::nodes(nodes), &stop, &mut |_| {})
+                    .result,
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn solvers_agree_with_each_other_on_200_positions() {
+    let mut all: Vec<(String, Vec<(&str, SolveResult)>)> = Vec::new();
+    for (i, rule) in [Rule::Freestyle, Rule::FourT].into_iter().enumerate() {
+        for g in gomoku_positions(7, rule, 24, 75, 300 + i as u64) {
+            let label = format!("{rule:?} {}", gomoku_record(&g).to_sgf());
+            all.push((label, results(&g, g.to_move(), 20_000)));
+        }
+    }
+    for (i, g) in killallgo_positions(70, 50, 17).into_iter().enumerate() {
+        let prover = if i % 2 == 0 {
+            Color::White
+        } else {
+            Color::Black
+        };
+        let label = format!("killallgo {prover:?} {}", killallgo_record(&g).to_sgf());
+        all.push((label, results(&g, prover, 20_000)));
+    }
+    assert!(all.len() >= 200, "{} positions", all.len());
+    let mut solved_by_two = 0;
+    for (label, rs) in &all {
+        let solved: Vec<&(&str, SolveResult)> = rs
+            .iter()
+            .filter(|(_, r)| *r != SolveResult::Unknown)
+            .collect();
+        if let Some((first, r0)) = solved.first() {
+            for (name, r) in &solved {
+                assert_eq!(r, r0, "{label}: {name} says {r:?}, {first} says {r0:?}");
+            }
+        }
+        if solved.len() >= 2 {
+            solved_by_two += 1;
+        }
+    }
+    eprintln!(
+        "{} positions, {solved_by_two} solved by at least two solvers",
+        all.len()
+    );
+    assert!(
+        solved_by_two * 2 >= all.len(),
+        "only {solved_by_two} compared"
+    );
+}
