@@ -306,6 +306,15 @@ impl<G: SolverGame> Dfpn<G> {
         let mut moves = Vec::new();
         g.legal_moves(&mut moves);
         let or = g.to_move() == prover;
+        // The solving move is stored with the root (it may come from knowledge, e.g. VCF).
+        let decided = matches!((or, result), (true, SolveResult::Win) | (false, SolveResult::Loss));
+        if decided {
+            if let Some(e) = self.tt.get(Self::key(g, prover)) {
+                if moves.contains(&e.best) {
+                    return Some(e.best);
+                }
+            }
+        }
         let mut best: Option<(Move, (u8, u64))> = None;
         for &m in &moves {
             g.play_unchecked(m);

@@ -74,6 +74,7 @@ pub struct Mcts<G: SolverGame> {
     moves: Vec<Move>,
     path: Vec<u32>,
     root_mover_good: i8,
+    root_key: u64,
     last: Option<(G, Color, SolveResult)>,
 }
 
@@ -93,6 +94,7 @@ impl<G: SolverGame> Mcts<G> {
             moves: Vec::with_capacity(512),
             path: Vec::with_capacity(256),
             root_mover_good: WIN,
+            root_key: 0,
             last: None,
         }
     }
@@ -233,7 +235,11 @@ impl<G: SolverGame> Mcts<G> {
     fn root_best(&self) -> Option<Move> {
         let root = self.nodes.first()?;
         if !root.expanded || root.count == 0 {
-            return None;
+            // Solved on expansion (knowledge): the table holds the move.
+            return self
+                .tt
+                .get(self.root_key)
+                .and_then(|e| (e.best != NO_MOVE).then_some(e.best));
         }
         let kids = &self.nodes[root.first as usize..root.first as usize + root.count as usize];
         // The root's side to move wants children whose status is good for it: the status
@@ -314,8 +320,13 @@ impl<G: SolverGame> Mcts<G> {
                 };
                 if after != UNKNOWN && (after != before || i + 1 == self.path.len()) {
                     if g.outcome().is_none() {
-                        let (pn, dn) = if after == WIN { (0, INF) } else { (INF, 0) };
-                        self.tt.put(Self::key(g, prover), pn, dn, self.nodes[id].visits as u64, NO_MOVE);
+                        let key = Self::key(g, prover);
+                        // Keep an entry that is already solved (it may carry the move).
+                        if !self.tt.get(key).is_some_and(|e| e.proven() || e.disproven()) {
+                            let (pn, dn) = if after == WIN { (0, INF) } else { (INF, 0) };
+                            let effort = self.nodes[id].visits as u64;
+                            self.tt.put(key, pn, dn, effort, NO_MOVE);
+                        }
                     }
                 } else if i + 1 != self.path.len() {
                     changed = false;
@@ -356,6 +367,7 @@ impl<G: SolverGame> Solver<G> for Mcts<G> {
         let mut g = game.clone();
         let root_mover = g.to_move();
         self.root_mover_good = if root_mover == prover { WIN } else { LOSS };
+        self.root_key = Self::key(&g, prover);
         self.nodes.clear();
         self.nodes.push(Node::new(NO_MOVE, 1.0));
         let mut budget = Budget::new(limits, stop);

@@ -1,0 +1,382 @@
+//! Solver agreement: every solver agrees with exhaustive minimax on small positions (Gomoku
+//! on 5x5..7x7 under several rules, Killall-Go 7x7 endgames), the solvers agree with each
+//! other, and every proof tree they emit is complete (checked here by an independent replay).
+
+use std::collections::HashMap;
+use std::sync::atomic::AtomicBool;
+
+use pcn::game::gomoku::{Gomoku, Rule};
+use pcn::game::killallgo::{KillallGo, Variant};
+use pcn::game::{Color, Game, Move, Outcome};
+use pcn::search::solver::{
+    solver_by_name, Knowledge, ProofTree, SolveResult, SolverGame, SolverOptions,
+};
+use pcn::search::Limits;
+use pcn::util::Rng;
+
+/// Exhaustive minimax with a memo: does `prover` win? `key` must identify everything the
+/// value depends on. `None` when `cap` nodes were exceeded.
+fn brute<G: Game>(
+    g: &mut G,
+    prover: Color,
+    key: &dyn Fn(&G) -> u64,
+    memo: &mut HashMap<u64, bool>,
+    nodes: &mut u64,
+    cap: u64,
+) -> Option<bool> {
+    *nodes += 1;
+    if *nodes > cap {
+        return None;
+    }
+    if let Some(o) = g.outcome() {
+        return Some(o == Outcome::Win(prover));
+    }
+    let k = key(g);
+    if let Some(&v) = memo.get(&k) {
+        return Some(v);
+    }
+    let mut moves = Vec::new();
+    g.legal_moves(&mut moves);
+    let or = g.to_move() == prover;
+    let mut result = !or;
+    for m in moves {
+        g.play_unchecked(m);
+        let v = brute(g, prover, key, memo, nodes, cap);
+        g.undo();
+        let v = v?;
+        if v == or {
+            result = or;
+            break;
+        }
+    }
+    memo.insert(k, result);
+    Some(result)
+}
+
+/// Independent proof check: replays the tree; at the chooser's nodes exactly one legal move,
+/// at the other side's nodes every legal move, leaves terminal with the claimed result.
+fn replay_proof<G: Game>(g: &mut G, t: &ProofTree, node: usize) -> Result<(), String> {
+    let n = &t.nodes[node];
+    let win = t.result == SolveResult::Win;
+    if let Some(o) = g.outcome() {
+        let prover_won = o == Outcome::Win(t.prover);
+        return if n.children.is_empty() && prover_won == win {
+            Ok(())
+        } else {
+            Err(format!("bad leaf {o:?} at ply {}", g.ply()))
+        };
+    }
+    let chooser = if win { t.prover } else { t.prover.opp() };
+    let mut legal = Vec::new();
+    g.legal_moves(&mut legal);
+    if g.to_move() == chooser {
+        if n.children.len() != 1 || !legal.contains(&n.children[0].0) {
+            return Err(format!("choice node with {} children", n.children.len()));
+        }
+    } else {
+        let mut kids: Vec<Move> = n.children.iter().map(|c| c.0).collect();
+        kids.sort_unstable();
+        legal.sort_unstable();
+        if kids != legal {
+            return Err(format!(
+                "AND node lists {} of {} legal moves",
+                kids.len(),
+                legal.len()
+            ));
+        }
+    }
+    for &(m, c) in &n.children {
+        if c as usize <= node || c as usize >= t.nodes.len() {
+            return Err("bad child index".into());
+        }
+        g.play(m).map_err(|e| format!("illegal move: {e}"))?;
+        let r = replay_proof(g, t, c as usize);
+        g.undo();
+        r?;
+    }
+    Ok(())
+}
+
+/// Runs solver `name` and checks its answer against `truth` (when solved) and its proof.
+/// Returns the result.
+fn check_solver<G: SolverGame>(
+    name: &str,
+    opts: &SolverOptions,
+    g: &G,
+    prover: Color,
+    nodes: u64,
+    truth: Option<bool>,
+    label: &str,
+) -> SolveResult {
+    let mut s = solver_by_name::<G>(name, opts).expect("solver");
+    let stop = AtomicBool::new(false);
+    let before = g.hash();
+    let o = s.solve(g, prover, &Limits::nodes(nodes), &stop, &mut |_| {});
+    assert_eq!(g.hash(), before, "{label}: solve changed the position");
+    assert_eq!(o.prover, prover);
+    if o.result == SolveResult::Unknown {
+        return o.result;
+    }
+    if let Some(t) = truth {
+        assert_eq!(
+            o.result == SolveResult::Win,
+            t,
+            "{label}: {name} says {:?}, brute force says prover wins = {t}",
+            o.result
+        );
+    }
+    if o.result == SolveResult::Win && g.to_move() == prover {
+        let m = o.best.unwrap_or_else(|| panic!("{label}: {name} gave no winning move"));
+        let mut h = g.clone();
+        h.play(m).expect("legal best move");
+    }
+    let tree = s
+        .proof_tree()
+        .unwrap_or_else(|| panic!("{label}: {name} solved {:?} but gave no proof", o.result));
+    assert_eq!(tree.result, o.result);
+    assert_eq!(tree.prover, prover);
+    let mut h = g.clone();
+    if let Err(e) = replay_proof(&mut h, &tree, 0) {
+        panic!("{label}: {name} proof invalid: {e}");
+    }
+    tree.check(g)
+        .unwrap_or_else(|e| panic!("{label}: {name} proof fails check: {e}"));
+    o.result
+}
+
+fn configs() -> Vec<(&'static str, SolverOptions)> {
+    let small = SolverOptions {
+        memory_bytes: 4 << 20,
+        ..SolverOptions::default()
+    };
+    let bare = SolverOptions {
+        knowledge: Knowledge::none(),
+        ..small.clone()
+    };
+    // MCTS keeps a tree (no transpositions merged): a larger node pool.
+    let big = SolverOptions {
+        memory_bytes: 16 << 20,
+        ..small.clone()
+    };
+    let big_bare = SolverOptions {
+        knowledge: Knowledge::none(),
+        ..big.clone()
+    };
+    vec![
+        ("dfpn", small.clone()),
+        ("fdfpn", small.clone()),
+        ("mcts", big),
+        ("dfpn", bare.clone()),
+        ("fdfpn", bare.clone()),
+        ("mcts", big_bare),
+    ]
+}
+
+/// Random non-terminal Gomoku positions with `empties` empty points left.
+fn gomoku_positions(rule: Rule, size: usize, empties: usize, count: usize, seed: u64) -> Vec<Gomoku> {
+    let mut rng = Rng::new(seed);
+    let mut out = Vec::new();
+    let mut tries = 0;
+    while out.len() < count && tries < count * 200 {
+        tries += 1;
+        let Ok(mut g) = Gomoku::new(size, size, rule) else {
+            return out;
+        };
+        let mut legal = Vec::new();
+        while g.outcome().is_none() && size * size - g.ply() > empties {
+            g.legal_moves(&mut legal);
+            if legal.is_empty() {
+                break;
+            }
+            g.play_unchecked(legal[rng.below(legal.len())]);
+        }
+        if g.outcome().is_none() && size * size - g.ply() == empties {
+            out.push(g);
+        }
+    }
+    out
+}
+
+#[test]
+fn gomoku_solvers_agree_with_brute_force() {
+    let mut solved = 0;
+    let mut total = 0;
+    let mut wins = 0;
+    let mut per = [0usize; 6];
+    let mut secs = [0f64; 6];
+    for (i, &(rule, size, empties)) in [
+        (Rule::Freestyle, 5, 11),
+        (Rule::FourT, 5, 12),
+        (Rule::Renju, 6, 11),
+        (Rule::Exact, 6, 11),
+        (Rule::Freestyle, 7, 11),
+        (Rule::FourT, 7, 12),
+        (Rule::Caro, 6, 10),
+    ]
+    .iter()
+    .enumerate()
+    {
+        for (j, g) in gomoku_positions(rule, size, empties, 12, 100 + i as u64)
+            .into_iter()
+            .enumerate()
+        {
+            for prover in [g.to_move(), g.to_move().opp()] {
+                let mut memo = HashMap::new();
+                let mut n = 0;
+                let mut h = g.clone();
+                let truth = brute(&mut h, prover, &|x: &Gomoku| x.hash(), &mut memo, &mut n, 2_000_000)
+                    .expect("small enough for brute force");
+                wins += truth as usize;
+                for (ci, (name, opts)) in configs().into_iter().enumerate() {
+                    total += 1;
+                    let label = format!("{} {size}x{size} #{j} prover {prover:?}", rule.name());
+                    let t0 = std::time::Instant::now();
+                    // MCTS is the slow one (a playout per node): a smaller budget.
+                    let budget = if name == "mcts" { 30_000 } else { 200_000 };
+                    let r = check_solver(name, &opts, &g, prover, budget, Some(truth), &label);
+                    secs[ci] += t0.elapsed().as_secs_f64();
+                    solved += (r != SolveResult::Unknown) as usize;
+                    per[ci] += (r != SolveResult::Unknown) as usize;
+                }
+            }
+        }
+    }
+    eprintln!("gomoku: {solved}/{total} solver runs solved (per config {per:?}, seconds {secs:.1?}); {wins} prover wins");
+    assert!(total >= 300, "too few positions generated: {total}");
+    assert!(solved * 10 >= total * 8, "solvers solved only {solved}/{total}");
+    // Exhaustive DFPN must solve every one of these small positions.
+    assert!(per[0] * 6 == total && per[3] * 6 == total, "dfpn left positions unsolved: {per:?}");
+    assert!(wins > 10 && wins * 10 < total, "value mix too one-sided: {wins}");
+}
+
+/// Killall-Go 7x7 positions a few plies before the end of random games (board moves, a pass
+/// now and then), not finished: real endgames whose values brute force can reach.
+fn killallgo_positions(back: usize, count: usize, seed: u64) -> Vec<KillallGo> {
+    let mut rng = Rng::new(seed);
+    let mut out = Vec::new();
+    let mut legal = Vec::new();
+    let mut tries = 0;
+    while out.len() < count && tries < count * 50 {
+        tries += 1;
+        let mut g = KillallGo::new(Variant::Seven);
+        let pass = g.pass_move();
+        for _ in 0..300 {
+            if g.outcome().is_some() {
+                break;
+            }
+            g.legal_moves(&mut legal);
+            let board: Vec<Move> = legal.iter().copied().filter(|&m| m != pass).collect();
+            let m = if board.is_empty() || (legal.contains(&pass) && rng.below(20) == 0) {
+                legal[legal.len() - 1]
+            } else {
+                board[rng.below(board.len())]
+            };
+            g.play_unchecked(m);
+        }
+        if g.outcome().is_none() {
+            continue;
+        }
+        let k = 1 + rng.below(back);
+        for _ in 0..k {
+            g.undo();
+        }
+        if g.outcome().is_none() && !g.in_opening() {
+            out.push(g);
+        }
+    }
+    out
+}
+
+/// Exhaustive Killall-Go minimax. The memo key is exact: stones and side to move, the set of
+/// positions seen after board moves (superko) as an xor of their keys, and whether the last
+/// ply was a pass. `None` past `cap` nodes.
+fn brute_kg(
+    g: &mut KillallGo,
+    prover: Color,
+    seen: u64,
+    memo: &mut HashMap<(u64, u64, bool), bool>,
+    nodes: &mut u64,
+    cap: u64,
+) -> Option<bool> {
+    *nodes += 1;
+    if *nodes > cap {
+        return None;
+    }
+    if let Some(o) = g.outcome() {
+        return Some(o == Outcome::Win(prover));
+    }
+    let pass = g.pass_move();
+    let k = (g.hash(), seen, g.last_move() == Some(pass));
+    if let Some(&v) = memo.get(&k) {
+        return Some(v);
+    }
+    let mut moves = Vec::new();
+    g.legal_moves(&mut moves);
+    // Pass first: it ends many lines at once (double pass).
+    moves.reverse();
+    let or = g.to_move() == prover;
+    let mut result = !or;
+    for m in moves {
+        g.play_unchecked(m);
+        let s = if m == pass { seen } else { seen ^ g.hash() };
+        let v = brute_kg(g, prover, s, memo, nodes, cap);
+        g.undo();
+        if v? == or {
+            result = or;
+            break;
+        }
+    }
+    memo.insert(k, result);
+    Some(result)
+}
+
+/// The xor of the keys of the positions after board moves in `g`'s history.
+fn seen_xor(g: &KillallGo) -> u64 {
+    let mut r = KillallGo::new(g.variant());
+    let mut x = 0;
+    for (_, m) in g.moves() {
+        r.play_unchecked(m);
+        if m != r.pass_move() {
+            x ^= r.hash();
+        }
+    }
+    x
+}
+
+#[test]
+fn killallgo_solvers_agree_with_brute_force() {
+    let back: usize = std::env::var("KG_BACK").ok().and_then(|v| v.parse().ok()).unwrap_or(6);
+    let cap: u64 = std::env::var("KG_CAP").ok().and_then(|v| v.parse().ok()).unwrap_or(50_000);
+    let positions = killallgo_positions(back, 100, 7);
+    assert!(positions.len() >= 30, "only {} positions", positions.len());
+    let (mut total, mut solved, mut white_wins, mut checked) = (0, 0, 0, 0);
+    let mut per = [0usize; 3];
+    for (j, g) in positions.iter().enumerate() {
+        for prover in [Color::White, Color::Black] {
+            let mut memo = HashMap::new();
+            let mut n = 0;
+            let mut h = g.clone();
+            let Some(truth) = brute_kg(&mut h, prover, seen_xor(g), &mut memo, &mut n, cap)
+            else {
+                continue;
+            };
+            checked += 1;
+            white_wins += (truth == (prover == Color::White)) as usize;
+            for (ci, (name, opts)) in configs().into_iter().take(3).enumerate() {
+                total += 1;
+                let label = format!("killallgo 7x7 #{j} prover {prover:?}");
+                let budget = if name == "mcts" { 30_000 } else { 200_000 };
+                let r = check_solver(name, &opts, g, prover, budget, Some(truth), &label);
+                solved += (r != SolveResult::Unknown) as usize;
+                per[ci] += (r != SolveResult::Unknown) as usize;
+            }
+        }
+    }
+    eprintln!(
+        "killallgo: {checked} brute-forced, {solved}/{total} solver runs solved (per config {per:?}); \
+         {white_wins} White wins"
+    );
+    assert!(checked >= 40, "too few positions brute-forced: {checked}");
+    assert!(white_wins >= 3 && white_wins + 3 <= checked, "one-sided values: {white_wins}/{checked}");
+    assert!(solved * 10 >= total * 8, "solvers solved only {solved}/{total}");
+}
