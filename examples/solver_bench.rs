@@ -11,7 +11,14 @@ use pcn::search::solver::{solver_by_name, Knowledge, SolverGame, SolverOptions};
 use pcn::search::Limits;
 use pcn::sgf::{self, GameTree};
 
-fn run<G: SolverGame>(name: &str, g: &G, prover: Color, secs: f64, opts: &SolverOptions, file: &str) {
+fn run<G: SolverGame>(
+    name: &str,
+    g: &G,
+    prover: Color,
+    secs: f64,
+    opts: &SolverOptions,
+    file: &str,
+) {
     let mut s = match solver_by_name::<G>(name, opts) {
         Ok(s) => s,
         Err(e) => {

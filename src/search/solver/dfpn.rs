@@ -27,11 +27,23 @@ use std::time::Instant;
 use super::proof::{self, satisfies, ProofOracle};
 use super::tt::{Tt, INF, NO_MOVE};
 use super::{
-    Evaluation, Heuristic, KnowledgeState, ProofTree, SolveEvent, SolveOutcome, SolveResult,
-    SolveStats, Solver, SolverGame, SolverOptions,
+    Evaluation, GhiMode, Heuristic, KnowledgeState, ProofTree, SolveEvent, SolveOutcome,
+    SolveResult, SolveStats, Solver, SolverGame, SolverOptions,
 };
 use crate::game::{Color, Move};
 use crate::search::{Budget, Limits};
+
+/// A 64-bit mixer (splitmix64 finaliser) for history hashes.
+#[inline]
+fn mix(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+fn opts_ghi_exact(o: &SolverOptions) -> bool {
+    o.ghi == GhiMode::Exact
+}
 
 /// Mixed into keys when White is the prover (one table serves both provers).
 const WHITE_PROVER: u64 = 0x9d3f_52a1_c6e8_0b47;
@@ -56,6 +68,10 @@ pub struct Dfpn<G: SolverGame> {
     moves: Vec<Move>,
     eval: Vec<Evaluation>,
     last: Option<(G, Color, SolveResult)>,
+    /// Keys include the history ([`GhiMode::Exact`] on a history-sensitive game).
+    exact: bool,
+    /// History hash of the node being searched (exact mode).
+    hist: u64,
 }
 
 struct Ctx<'a, 'b> {
@@ -71,6 +87,7 @@ impl<G: SolverGame> Dfpn<G> {
     pub fn new(opts: SolverOptions, heuristic: Option<Box<dyn Heuristic<G>>>) -> Self {
         let know = KnowledgeState::new(opts.knowledge.clone());
         let tt = Tt::new(opts.tt_bytes());
+        let opts_copy = opts.clone();
         Dfpn {
             opts,
             heuristic,
@@ -80,16 +97,35 @@ impl<G: SolverGame> Dfpn<G> {
             moves: Vec::with_capacity(512),
             eval: vec![Evaluation::default()],
             last: None,
+            exact: G::HISTORY_SENSITIVE && opts_ghi_exact(&opts_copy),
+            hist: 0,
         }
     }
 
+    /// The table key of `g` for `prover`, where `hist` is the history hash of `g`.
     #[inline]
-    fn key(g: &G, prover: Color) -> u64 {
-        let k = g.solver_key();
-        if prover == Color::White {
-            k ^ WHITE_PROVER
+    fn key(&self, g: &G, prover: Color, hist: u64) -> u64 {
+        // Exact mode: stones, side to move, the seen positions and the last move determine
+        // legality, so the (costly) illegal-point part of `solver_key` is not needed.
+        let mut k = if self.exact {
+            let last = g.last_move().map_or(0, |m| m as u64 + 1);
+            g.hash() ^ mix(hist ^ last.wrapping_mul(0xa076_1d64_78bd_642f))
         } else {
-            k
+            g.solver_key()
+        };
+        if prover == Color::White {
+            k ^= WHITE_PROVER;
+        }
+        k
+    }
+
+    /// The history hash of the position after a move was played at a node with `hist`.
+    #[inline]
+    fn child_hist(&self, g: &G, hist: u64) -> u64 {
+        if self.exact {
+            hist ^ g.history_mark()
+        } else {
+            0
         }
     }
 
@@ -142,7 +178,10 @@ impl<G: SolverGame> Dfpn<G> {
                 } else {
                     (INF, 0)
                 }
-            } else if let Some(e) = self.tt.get(Self::key(g, prover)) {
+            } else if let Some(e) = self
+                .tt
+                .get(self.key(g, prover, self.child_hist(g, self.hist)))
+            {
                 (e.pn(), e.dn())
             } else if let Some(init) = cost_init {
                 init
@@ -157,7 +196,12 @@ impl<G: SolverGame> Dfpn<G> {
                 (1, 1)
             };
             g.undo();
-            buf.push(Child { mv: m, pn, dn, prior });
+            buf.push(Child {
+                mv: m,
+                pn,
+                dn,
+                prior,
+            });
         }
         self.moves = moves;
         if have_priors {
@@ -183,7 +227,11 @@ impl<G: SolverGame> Dfpn<G> {
             return (INF, 0, i, INF);
         }
         if unsolved == 0 {
-            return if or { (INF, 0, 0, INF) } else { (0, INF, 0, INF) };
+            return if or {
+                (INF, 0, 0, INF)
+            } else {
+                (0, INF, 0, INF)
+            };
         }
         let w = self.window(unsolved);
         let mut best = usize::MAX;
@@ -227,7 +275,7 @@ impl<G: SolverGame> Dfpn<G> {
             };
         }
         let start_nodes = ctx.budget.nodes;
-        let key = Self::key(g, prover);
+        let key = self.key(g, prover, self.hist);
         let or = g.to_move() == prover;
         if or && self.tt.get(key).is_none() {
             if let Some(m) = g.knowledge_win(&mut self.know) {
@@ -272,7 +320,10 @@ impl<G: SolverGame> Dfpn<G> {
                 (ctp, ctd)
             };
             g.play_unchecked(c.mv);
+            let saved = self.hist;
+            self.hist = self.child_hist(g, saved);
             let (cp, cd) = self.mid(g, ctp, ctd, depth + 1, ctx);
+            self.hist = saved;
             g.undo();
             buf[best].pn = cp;
             buf[best].dn = cd;
@@ -307,9 +358,12 @@ impl<G: SolverGame> Dfpn<G> {
         g.legal_moves(&mut moves);
         let or = g.to_move() == prover;
         // The solving move is stored with the root (it may come from knowledge, e.g. VCF).
-        let decided = matches!((or, result), (true, SolveResult::Win) | (false, SolveResult::Loss));
+        let decided = matches!(
+            (or, result),
+            (true, SolveResult::Win) | (false, SolveResult::Loss)
+        );
         if decided {
-            if let Some(e) = self.tt.get(Self::key(g, prover)) {
+            if let Some(e) = self.tt.get(self.key(g, prover, self.hist)) {
                 if moves.contains(&e.best) {
                     return Some(e.best);
                 }
@@ -323,14 +377,16 @@ impl<G: SolverGame> Dfpn<G> {
                 Some(_) => (INF, 0, u64::MAX),
                 None => self
                     .tt
-                    .get(Self::key(g, prover))
+                    .get(self.key(g, prover, self.child_hist(g, self.hist)))
                     .map_or((1, 1, 0), |e| (e.pn(), e.dn(), e.effort as u64)),
             };
             g.undo();
             // Score (class, tiebreak): larger is better for the side to move.
             let score = match (or, result) {
                 (true, SolveResult::Win) => ((pn == 0) as u8, u64::MAX - effort.min(u64::MAX - 1)),
-                (false, SolveResult::Loss) => ((dn == 0) as u8, u64::MAX - effort.min(u64::MAX - 1)),
+                (false, SolveResult::Loss) => {
+                    ((dn == 0) as u8, u64::MAX - effort.min(u64::MAX - 1))
+                }
                 // Lost for the side to move: the hardest refutation.
                 (_, SolveResult::Win) | (_, SolveResult::Loss) => (1, effort),
                 (true, SolveResult::Unknown) => ((dn != 0) as u8, INF - pn.min(INF)),
@@ -363,7 +419,8 @@ impl<G: SolverGame> Solver<G> for Dfpn<G> {
     ) -> SolveOutcome {
         let know_before = self.know.nodes;
         let mut g = game.clone();
-        let root_key = Self::key(&g, prover);
+        self.hist = if self.exact { g.history_root() } else { 0 };
+        let root_key = self.key(&g, prover, self.hist);
         let mut budget = Budget::new(limits, stop);
         let mut ctx = Ctx {
             budget: &mut budget,
@@ -451,7 +508,8 @@ impl<'a, 'b, G: SolverGame> DfpnOracle<'a, 'b, G> {
         DfpnOracle { dfpn, budget }
     }
 
-    fn lookup(&self, g: &mut G, prover: Color, result: SolveResult) -> Option<Move> {
+    fn lookup(&mut self, g: &mut G, prover: Color, result: SolveResult) -> Option<Move> {
+        let hist = self.dfpn.hist;
         let mut moves = Vec::new();
         g.legal_moves(&mut moves);
         let mut found = None;
@@ -459,13 +517,16 @@ impl<'a, 'b, G: SolverGame> DfpnOracle<'a, 'b, G> {
             g.play_unchecked(m);
             let ok = match g.outcome() {
                 Some(o) => satisfies(o, prover, result),
-                None => self.dfpn.tt.get(Dfpn::key(g, prover)).is_some_and(|e| {
-                    if result == SolveResult::Win {
-                        e.proven()
-                    } else {
-                        e.disproven()
-                    }
-                }),
+                None => {
+                    let key = self.dfpn.key(g, prover, self.dfpn.child_hist(g, hist));
+                    self.dfpn.tt.get(key).is_some_and(|e| {
+                        if result == SolveResult::Win {
+                            e.proven()
+                        } else {
+                            e.disproven()
+                        }
+                    })
+                }
             };
             g.undo();
             if ok {
@@ -479,6 +540,7 @@ impl<'a, 'b, G: SolverGame> DfpnOracle<'a, 'b, G> {
 
 impl<G: SolverGame> ProofOracle<G> for DfpnOracle<'_, '_, G> {
     fn choose(&mut self, g: &mut G, prover: Color, result: SolveResult) -> Option<Move> {
+        self.dfpn.hist = if self.dfpn.exact { g.history_root() } else { 0 };
         if let Some(m) = self.lookup(g, prover, result) {
             return Some(m);
         }
@@ -489,7 +551,7 @@ impl<G: SolverGame> ProofOracle<G> for DfpnOracle<'_, '_, G> {
             prover,
             on_event: &mut sink,
             last_report: Instant::now(),
-            root_key: Dfpn::key(g, prover),
+            root_key: self.dfpn.key(g, prover, self.dfpn.hist),
         };
         let (mut pn, mut dn) = (1, 1);
         while pn != 0 && dn != 0 && !ctx.budget.exhausted_now() {

@@ -132,6 +132,25 @@ impl SolverGame for KillallGo {
         self.tt_key()
     }
 
+    const HISTORY_SENSITIVE: bool = true;
+
+    fn history_mark(&self) -> u64 {
+        match self.last_move() {
+            Some(m) if m != self.pass_move() => self.hash(),
+            _ => 0,
+        }
+    }
+
+    fn history_root(&self) -> u64 {
+        let mut g = KillallGo::new(self.variant());
+        let mut x = 0;
+        for (_, m) in self.moves() {
+            g.play_unchecked(m);
+            x ^= g.history_mark();
+        }
+        x
+    }
+
     fn mobility(&self) -> usize {
         // Empty points plus the pass; exact counting (superko, eyes) is not worth its cost.
         self.board().empty_cells().len() + 1
@@ -141,7 +160,6 @@ impl SolverGame for KillallGo {
         Box::new(UniformPlayout::new(opts))
     }
 }
-
 
 /// Whether `rule` is the PCN paper's 4T knowledge rule set.
 pub fn is_four_t(rule: Rule) -> bool {

@@ -21,8 +21,8 @@ use super::dfpn::{Dfpn, DfpnOracle};
 use super::proof::{self, satisfies, ProofOracle};
 use super::tt::{Tt, INF, NO_MOVE};
 use super::{
-    Evaluation, Heuristic, KnowledgeState, ProofTree, SolveEvent, SolveOutcome, SolveResult,
-    SolveStats, Solver, SolverGame, SolverOptions,
+    Evaluation, GhiMode, Heuristic, KnowledgeState, ProofTree, SolveEvent, SolveOutcome,
+    SolveResult, SolveStats, Solver, SolverGame, SolverOptions,
 };
 use crate::game::{Color, Move};
 use crate::search::{Budget, Limits};
@@ -75,6 +75,9 @@ pub struct Mcts<G: SolverGame> {
     path: Vec<u32>,
     root_mover_good: i8,
     root_key: u64,
+    /// Reuse solved positions through the table (off for history-sensitive games with
+    /// [`GhiMode::Exact`]: the tree itself is path-exact).
+    use_tt: bool,
     last: Option<(G, Color, SolveResult)>,
 }
 
@@ -83,7 +86,9 @@ impl<G: SolverGame> Mcts<G> {
     pub fn new(opts: SolverOptions, heuristic: Box<dyn Heuristic<G>>) -> Self {
         let know = KnowledgeState::new(opts.knowledge.clone());
         let half = opts.tt_bytes() / 2;
+        let use_tt = !(G::HISTORY_SENSITIVE && opts.ghi == GhiMode::Exact);
         Mcts {
+            use_tt,
             tt: Tt::new(half),
             max_nodes: (half / std::mem::size_of::<Node>()).max(1024),
             opts,
@@ -126,8 +131,8 @@ impl<G: SolverGame> Mcts<G> {
                 crate::game::Outcome::Draw => 0.0,
             };
         }
-        let key = Self::key(g, prover);
-        let stored = self.tt.get(key).map(|e| {
+        let key = if self.use_tt { Self::key(g, prover) } else { 0 };
+        let stored = self.tt.get(key).filter(|_| self.use_tt).map(|e| {
             if e.proven() {
                 WIN
             } else if e.disproven() {
@@ -139,13 +144,19 @@ impl<G: SolverGame> Mcts<G> {
         let mut st = stored.unwrap_or(UNKNOWN);
         if st == UNKNOWN && me == prover {
             if let Some(m) = g.knowledge_win(&mut self.know) {
-                self.tt.put(key, 0, INF, 1, m);
+                if self.use_tt || idx == 0 {
+                    self.tt.put(self.root_key_or(key, idx), 0, INF, 1, m);
+                }
                 st = WIN;
             }
         }
         if st != UNKNOWN {
             self.nodes[idx].status = st;
-            return if (st == WIN) == (me == prover) { 1.0 } else { -1.0 };
+            return if (st == WIN) == (me == prover) {
+                1.0
+            } else {
+                -1.0
+            };
         }
         g.legal_moves(&mut self.moves);
         if self.nodes.len() + self.moves.len() > self.max_nodes {
@@ -169,6 +180,16 @@ impl<G: SolverGame> Mcts<G> {
         n.count = order.len() as u16;
         n.expanded = true;
         self.eval[0].value.clamp(-1.0, 1.0)
+    }
+
+    /// The key to store a knowledge win under: the root's own key at the root (so the root
+    /// move can be found), else `key`.
+    fn root_key_or(&self, key: u64, idx: usize) -> u64 {
+        if idx == 0 {
+            self.root_key
+        } else {
+            key
+        }
     }
 
     /// The child of `idx` to descend into (unsolved, best PUCT score), or `None`.
@@ -319,10 +340,14 @@ impl<G: SolverGame> Mcts<G> {
                     self.update_status(id, g.to_move(), prover)
                 };
                 if after != UNKNOWN && (after != before || i + 1 == self.path.len()) {
-                    if g.outcome().is_none() {
+                    if self.use_tt && g.outcome().is_none() {
                         let key = Self::key(g, prover);
                         // Keep an entry that is already solved (it may carry the move).
-                        if !self.tt.get(key).is_some_and(|e| e.proven() || e.disproven()) {
+                        if !self
+                            .tt
+                            .get(key)
+                            .is_some_and(|e| e.proven() || e.disproven())
+                        {
                             let (pn, dn) = if after == WIN { (0, INF) } else { (INF, 0) };
                             let effort = self.nodes[id].visits as u64;
                             self.tt.put(key, pn, dn, effort, NO_MOVE);
@@ -434,7 +459,7 @@ impl<G: SolverGame> Solver<G> for Mcts<G> {
         dopts.memory_bytes = (self.opts.tt_bytes() / 4).max(1 << 20);
         let mut dfpn = Dfpn::new(dopts, None);
         let mut oracle = MctsOracle {
-            tt: &self.tt,
+            tt: self.use_tt.then_some(&self.tt),
             fallback: DfpnOracle::new(&mut dfpn, Budget::new(&limits, &stop)),
         };
         proof::build(
@@ -466,19 +491,22 @@ impl<G: SolverGame> Solver<G> for Mcts<G> {
 
 /// The MCTS side of a proof build: solved children from the table, else a DFPN re-search.
 struct MctsOracle<'a, 'b, 'c, G: SolverGame> {
-    tt: &'a Tt,
+    tt: Option<&'a Tt>,
     fallback: DfpnOracle<'b, 'c, G>,
 }
 
 impl<G: SolverGame> ProofOracle<G> for MctsOracle<'_, '_, '_, G> {
     fn choose(&mut self, g: &mut G, prover: Color, result: SolveResult) -> Option<Move> {
+        let Some(tt) = self.tt else {
+            return self.fallback.choose(g, prover, result);
+        };
         let mut moves = Vec::new();
         g.legal_moves(&mut moves);
         for &m in &moves {
             g.play_unchecked(m);
             let ok = match g.outcome() {
                 Some(o) => satisfies(o, prover, result),
-                None => self.tt.get(Mcts::<G>::key(g, prover)).is_some_and(|e| {
+                None => tt.get(Mcts::<G>::key(g, prover)).is_some_and(|e| {
                     if result == SolveResult::Win {
                         e.proven()
                     } else {

@@ -166,6 +166,21 @@ pub enum HeuristicKind {
     Uniform,
 }
 
+/// How the solvers treat graph-history interaction in history-sensitive games
+/// ([`SolverGame::HISTORY_SENSITIVE`]: Killall-Go's situational superko).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub enum GhiMode {
+    /// Sound: table keys also encode the positions seen so far (and the last move), so a
+    /// result is only reused under the same history.
+    #[default]
+    Exact,
+    /// The PCN reference solver's key ([`SolverGame::solver_key`]: stones, side to move,
+    /// points made illegal by superko, double pass). Faster, but a result can be reused
+    /// under a different history; proof extraction then fails instead of giving a wrong
+    /// tree.
+    Paper,
+}
+
 /// Options shared by the solvers. `Default` gives the PCN reference settings.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SolverOptions {
@@ -175,6 +190,8 @@ pub struct SolverOptions {
     pub knowledge: Knowledge,
     /// Heuristic when none is plugged in.
     pub heuristic: HeuristicKind,
+    /// Graph-history interaction handling (Killall-Go).
+    pub ghi: GhiMode,
     /// Seed of every random choice (playouts, tie breaks).
     pub seed: u64,
     /// DFPN 1+ε trick (PCN: 0.25).
@@ -201,6 +218,7 @@ impl Default for SolverOptions {
             memory_bytes: 0,
             knowledge: Knowledge::default(),
             heuristic: HeuristicKind::Default,
+            ghi: GhiMode::Exact,
             seed: 1,
             epsilon: 0.25,
             focus_base: 1,
@@ -209,7 +227,7 @@ impl Default for SolverOptions {
             c_puct: 1.5,
             playout_plies: 400,
             proof_search_nodes: 2_000_000,
-            proof_max_nodes: 20_000_000,
+            proof_max_nodes: 5_000_000,
         }
     }
 }
@@ -238,6 +256,24 @@ pub trait SolverGame: Game {
     /// position unchanged and must be sound (a returned move wins by force).
     fn knowledge_win(&mut self, _state: &mut KnowledgeState) -> Option<Move> {
         None
+    }
+
+    /// Whether the game-theoretic value depends on history beyond [`SolverGame::solver_key`]
+    /// (superko). Then, with [`GhiMode::Exact`], the solvers key their tables by the history
+    /// as well ([`SolverGame::history_mark`], [`SolverGame::history_root`]).
+    const HISTORY_SENSITIVE: bool = false;
+
+    /// Called right after a move: a key for the position that move created when that
+    /// position constrains later moves (Killall-Go: every position after a board move, for
+    /// situational superko), else 0. The solvers xor these along their paths.
+    fn history_mark(&self) -> u64 {
+        0
+    }
+
+    /// The xor of [`SolverGame::history_mark`] over the whole history of this position
+    /// (computed once per search root; may replay the game).
+    fn history_root(&self) -> u64 {
+        0
     }
 
     /// A cheap estimate of the number of legal moves (DFPN mobility initialisation).
@@ -456,7 +492,12 @@ impl ProofTree {
         line: &[Move],
     ) -> Result<(), ProofError> {
         let node = &self.nodes[ni as usize];
-        let lt = || line.iter().map(|m| m.to_string()).collect::<Vec<_>>().join(" ");
+        let lt = || {
+            line.iter()
+                .map(|m| m.to_string())
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
         if let Some(o) = g.outcome() {
             let prover_won = o == Outcome::Win(self.prover);
             let ok = match self.result {

@@ -57,7 +57,9 @@ impl<G: SolverGame> Builder<'_, G> {
             // A move that ends the game as claimed.
             for &m in &legal {
                 g.play_unchecked(m);
-                let ok = g.outcome().is_some_and(|o| satisfies(o, self.prover, self.result));
+                let ok = g
+                    .outcome()
+                    .is_some_and(|o| satisfies(o, self.prover, self.result));
                 g.undo();
                 if ok {
                     let c = self.node_after(g, m, depth)?;
