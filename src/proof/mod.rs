@@ -355,14 +355,18 @@ fn attach(t: &mut GameTree, tree: &MoveTree, node: u32, w: usize, h: usize) {
         match n.children.as_slice() {
             [] => return,
             [only] => {
-                let c = &tree.nodes[*only as usize];
+                let Some(c) = tree.nodes.get(*only as usize) else {
+                    return;
+                };
                 t.nodes
                     .push(move_node(c.color.unwrap_or(Color::Black), c.mv, w, h));
                 cur = *only;
             }
             many => {
                 for &k in many {
-                    let c = &tree.nodes[k as usize];
+                    let Some(c) = tree.nodes.get(k as usize) else {
+                        continue;
+                    };
                     let mut v = GameTree {
                         nodes: vec![move_node(c.color.unwrap_or(Color::Black), c.mv, w, h)],
                         variations: Vec::new(),
