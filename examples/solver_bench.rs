@@ -1,13 +1,14 @@
 //! Runs a solver on problem SGF files and prints one line per problem (nodes/s measurements).
 //!
-//! `cargo run --release --example solver_bench -- SOLVER SECONDS [--no-vcf] [--4t] FILE...`
+//! `cargo run --release --example solver_bench -- SOLVER SECONDS [--no-vcf] [--vct] [--4t]
+//! [--ghi-paper] FILE...` (options apply to the files after them).
 
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use pcn::game::gomoku::Rule;
 use pcn::game::{Color, Game};
-use pcn::search::solver::{solver_by_name, Knowledge, SolverGame, SolverOptions};
+use pcn::search::solver::{solver_by_name, GhiMode, Knowledge, SolverGame, SolverOptions};
 use pcn::search::Limits;
 use pcn::sgf::{self, GameTree};
 
@@ -72,6 +73,7 @@ fn main() {
             "--no-vcf" => opts.knowledge = Knowledge::none(),
             "--vct" => opts.knowledge.vct = true,
             "--4t" => rule = Rule::FourT,
+            "--ghi-paper" => opts.ghi = GhiMode::Paper,
             file => {
                 let Ok(text) = std::fs::read_to_string(file) else {
                     eprintln!("cannot read {file}");

@@ -509,3 +509,79 @@ fn corrupted_proofs_fail() {
     }
     assert!(tested >= 3, "too few wins with AND nodes: {tested}");
 }
+
+/// A stand-in for a PCN network: pseudo-random priors and proof costs from the position
+/// hash. Focused DFPN must stay exact whatever the heuristic says.
+struct FakeCost;
+
+impl<G: Game> pcn::search::solver::Heuristic<G> for FakeCost {
+    fn name(&self) -> &'static str {
+        "fake-cost"
+    }
+    fn evaluate_batch(&mut self, positions: &[&G], out: &mut [pcn::search::solver::Evaluation]) {
+        for (g, e) in positions.iter().zip(out.iter_mut()) {
+            e.reset(g.num_actions());
+            let mut r = Rng::new(g.hash());
+            for p in e.policy.iter_mut() {
+                *p = r.unit() as f32;
+            }
+            e.value = r.unit() as f32 * 2.0 - 1.0;
+            e.cost = Some([r.unit() as f32 * 40.0, r.unit() as f32 * 40.0]);
+        }
+    }
+    fn has_cost(&self) -> bool {
+        true
+    }
+}
+
+#[test]
+fn focused_dfpn_with_cost_heuristic_agrees_with_brute_force() {
+    let mut solved = 0;
+    let mut total = 0;
+    for (i, rule) in [Rule::Freestyle, Rule::FourT].into_iter().enumerate() {
+        for g in gomoku_positions(rule, 6, 11, 15, 555 + i as u64) {
+            let prover = g.to_move();
+            let mut memo = HashMap::new();
+            let mut n = 0;
+            let truth = brute(
+                &mut g.clone(),
+                prover,
+                &|x: &Gomoku| x.hash(),
+                &mut memo,
+                &mut n,
+                2_000_000,
+            )
+            .expect("small enough");
+            for name in ["fdfpn", "mcts"] {
+                let opts = SolverOptions {
+                    memory_bytes: 8 << 20,
+                    ..SolverOptions::default()
+                };
+                let mut s = pcn::search::solver::solver_with_heuristic::<Gomoku>(
+                    name,
+                    &opts,
+                    Box::new(FakeCost),
+                )
+                .expect("solver");
+                let stop = AtomicBool::new(false);
+                let o = s.solve(&g, prover, &Limits::nodes(100_000), &stop, &mut |_| {});
+                total += 1;
+                if o.result == SolveResult::Unknown {
+                    continue;
+                }
+                solved += 1;
+                assert_eq!(
+                    o.result == SolveResult::Win,
+                    truth,
+                    "{name} with fake costs"
+                );
+                let t = s.proof_tree().expect("proof");
+                replay_proof(&mut g.clone(), &t, 0).expect("valid proof");
+            }
+        }
+    }
+    assert!(
+        total >= 40 && solved * 2 >= total,
+        "solved {solved}/{total}"
+    );
+}

@@ -72,6 +72,8 @@ pub struct Dfpn<G: SolverGame> {
     exact: bool,
     /// History hash of the node being searched (exact mode).
     hist: u64,
+    /// Count knowledge-search nodes against the node budget (proof re-searches).
+    know_in_budget: bool,
 }
 
 struct Ctx<'a, 'b> {
@@ -99,6 +101,7 @@ impl<G: SolverGame> Dfpn<G> {
             last: None,
             exact: G::HISTORY_SENSITIVE && opts_ghi_exact(&opts_copy),
             hist: 0,
+            know_in_budget: false,
         }
     }
 
@@ -278,7 +281,12 @@ impl<G: SolverGame> Dfpn<G> {
         let key = self.key(g, prover, self.hist);
         let or = g.to_move() == prover;
         if or && self.tt.get(key).is_none() {
-            if let Some(m) = g.knowledge_win(&mut self.know) {
+            let before = self.know.nodes;
+            let win = g.knowledge_win(&mut self.know);
+            if self.know_in_budget {
+                ctx.budget.nodes += self.know.nodes - before;
+            }
+            if let Some(m) = win {
                 self.tt.put(key, 0, INF, 1, m);
                 return (0, INF);
             }
@@ -478,8 +486,9 @@ impl<G: SolverGame> Solver<G> for Dfpn<G> {
         let stop = AtomicBool::new(false);
         let limits = Limits::nodes(self.opts.proof_search_nodes);
         let max = self.opts.proof_max_nodes;
+        let kb = self.opts.proof_search_nodes;
         let mut oracle = DfpnOracle::new(self, Budget::new(&limits, &stop));
-        proof::build(&root, prover, result, &mut oracle, &mut know, max)
+        proof::build(&root, prover, result, &mut oracle, &mut know, max, kb)
     }
 
     fn clear(&mut self) {
@@ -508,10 +517,22 @@ impl<'a, 'b, G: SolverGame> DfpnOracle<'a, 'b, G> {
         DfpnOracle { dfpn, budget }
     }
 
-    fn lookup(&mut self, g: &mut G, prover: Color, result: SolveResult) -> Option<Move> {
+    fn find(&mut self, g: &mut G, prover: Color, result: SolveResult) -> Option<Move> {
         let hist = self.dfpn.hist;
         let mut moves = Vec::new();
         g.legal_moves(&mut moves);
+        // The node's own entry may carry the move (e.g. found by knowledge).
+        let own = self.dfpn.tt.get(self.dfpn.key(g, prover, hist)).copied();
+        if let Some(e) = own {
+            let solved = if result == SolveResult::Win {
+                e.proven()
+            } else {
+                e.disproven()
+            };
+            if solved && moves.contains(&e.best) {
+                return Some(e.best);
+            }
+        }
         let mut found = None;
         for &m in &moves {
             g.play_unchecked(m);
@@ -539,9 +560,14 @@ impl<'a, 'b, G: SolverGame> DfpnOracle<'a, 'b, G> {
 }
 
 impl<G: SolverGame> ProofOracle<G> for DfpnOracle<'_, '_, G> {
+    fn lookup(&mut self, g: &mut G, prover: Color, result: SolveResult) -> Option<Move> {
+        self.dfpn.hist = if self.dfpn.exact { g.history_root() } else { 0 };
+        self.find(g, prover, result)
+    }
+
     fn choose(&mut self, g: &mut G, prover: Color, result: SolveResult) -> Option<Move> {
         self.dfpn.hist = if self.dfpn.exact { g.history_root() } else { 0 };
-        if let Some(m) = self.lookup(g, prover, result) {
+        if let Some(m) = self.find(g, prover, result) {
             return Some(m);
         }
         // Re-search this node; its children's numbers land in the table.
@@ -554,15 +580,17 @@ impl<G: SolverGame> ProofOracle<G> for DfpnOracle<'_, '_, G> {
             root_key: self.dfpn.key(g, prover, self.dfpn.hist),
         };
         let (mut pn, mut dn) = (1, 1);
+        self.dfpn.know_in_budget = true;
         while pn != 0 && dn != 0 && !ctx.budget.exhausted_now() {
             (pn, dn) = self.dfpn.mid(g, INF, INF, 0, &mut ctx);
         }
+        self.dfpn.know_in_budget = false;
         let solved = match result {
             SolveResult::Win => pn == 0,
             _ => dn == 0,
         };
         if solved {
-            self.lookup(g, prover, result)
+            self.find(g, prover, result)
         } else {
             None
         }

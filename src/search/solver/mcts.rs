@@ -469,6 +469,7 @@ impl<G: SolverGame> Solver<G> for Mcts<G> {
             &mut oracle,
             &mut know,
             self.opts.proof_max_nodes,
+            self.opts.proof_search_nodes,
         )
     }
 
@@ -497,11 +498,22 @@ struct MctsOracle<'a, 'b, 'c, G: SolverGame> {
 
 impl<G: SolverGame> ProofOracle<G> for MctsOracle<'_, '_, '_, G> {
     fn choose(&mut self, g: &mut G, prover: Color, result: SolveResult) -> Option<Move> {
-        let Some(tt) = self.tt else {
-            return self.fallback.choose(g, prover, result);
-        };
+        if let Some(m) = self.lookup(g, prover, result) {
+            return Some(m);
+        }
+        self.fallback.choose(g, prover, result)
+    }
+
+    fn lookup(&mut self, g: &mut G, prover: Color, result: SolveResult) -> Option<Move> {
+        let tt = self.tt?;
         let mut moves = Vec::new();
         g.legal_moves(&mut moves);
+        // The node's own entry may carry the move (knowledge wins).
+        if let Some(e) = tt.get(Mcts::<G>::key(g, prover)) {
+            if result == SolveResult::Win && e.proven() && moves.contains(&e.best) {
+                return Some(e.best);
+            }
+        }
         for &m in &moves {
             g.play_unchecked(m);
             let ok = match g.outcome() {
@@ -519,6 +531,6 @@ impl<G: SolverGame> ProofOracle<G> for MctsOracle<'_, '_, '_, G> {
                 return Some(m);
             }
         }
-        self.fallback.choose(g, prover, result)
+        None
     }
 }

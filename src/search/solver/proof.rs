@@ -13,6 +13,9 @@ use crate::game::{Color, Move, Outcome};
 /// The solver side of a proof build: a move for the chooser at a non-terminal node that
 /// keeps the claim (`result` for `prover`), or `None`.
 pub(crate) trait ProofOracle<G: SolverGame> {
+    /// From the solver's tables only (cheap).
+    fn lookup(&mut self, g: &mut G, prover: Color, result: SolveResult) -> Option<Move>;
+    /// Re-searching the position (costly; bounded by the proof search budget).
     fn choose(&mut self, g: &mut G, prover: Color, result: SolveResult) -> Option<Move>;
 }
 
@@ -34,6 +37,7 @@ struct Builder<'a, G: SolverGame> {
     max_nodes: usize,
     oracle: &'a mut dyn ProofOracle<G>,
     know: &'a mut KnowledgeState,
+    know_budget: u64,
 }
 
 const MAX_DEPTH: usize = 4000;
@@ -67,8 +71,19 @@ impl<G: SolverGame> Builder<'_, G> {
                     return Some(idx);
                 }
             }
+            if let Some(m) = self.oracle.lookup(g, self.prover, self.result) {
+                if legal.contains(&m) {
+                    let mark = self.nodes.len();
+                    if let Some(c) = self.node_after(g, m, depth) {
+                        self.nodes[idx as usize].children.push((m, c));
+                        return Some(idx);
+                    }
+                    self.nodes.truncate(mark);
+                }
+            }
             let mut tried = None;
-            if self.result == SolveResult::Win {
+            // Knowledge searches share the proof budget (VCT calls can be costly).
+            if self.result == SolveResult::Win && self.know.nodes < self.know_budget {
                 if let Some(m) = g.knowledge_win(self.know) {
                     if legal.contains(&m) {
                         let mark = self.nodes.len();
@@ -113,6 +128,7 @@ pub(crate) fn build<G: SolverGame>(
     oracle: &mut dyn ProofOracle<G>,
     know: &mut KnowledgeState,
     max_nodes: usize,
+    know_budget: u64,
 ) -> Option<ProofTree> {
     if result == SolveResult::Unknown {
         return None;
@@ -128,6 +144,7 @@ pub(crate) fn build<G: SolverGame>(
         nodes: Vec::new(),
         max_nodes,
         oracle,
+        know_budget: know.nodes.saturating_add(know_budget),
         know,
     };
     let mut g = root.clone();
