@@ -16,6 +16,7 @@ pub mod arena;
 pub mod cli;
 pub mod engine;
 pub mod game;
+pub mod proof;
 pub mod protocol;
 pub mod search;
 pub mod sgf;

@@ -62,6 +62,10 @@ pub enum Cmd {
     Match(arena_cmd::Args),
     /// Speak GTP v2 on stdin/stdout (Sabaki, GoGui, scripts); see docs/gtp.md.
     Gtp(GtpArgs),
+    /// Solve problem SGF files: one JSON line per problem (see docs/solving.md).
+    Solve(solve::SolveArgs),
+    /// Re-check proof files independently of the solvers (see docs/solving.md).
+    Verify(verify::VerifyArgs),
 }
 
 /// Options of `pcn gtp`.
@@ -251,6 +255,9 @@ fn run_detected(g: &GlobalOpts) -> i32 {
 pub mod arena_cmd;
 pub mod bench;
 
+pub mod solve;
+pub mod verify;
+
 /// Runs the binary and returns its exit code.
 pub fn main() -> i32 {
     let cli = match Cli::try_parse() {
@@ -270,6 +277,14 @@ pub fn main() -> i32 {
         }
         Some(Cmd::Bench(a)) => bench::run(a, cli.global.nodes),
         Some(Cmd::Match(a)) => arena_cmd::run(a, cli.global.nodes, cli.global.seed),
+        Some(Cmd::Solve(mut a)) => {
+            a.nodes = cli.global.nodes;
+            a.threads = cli.global.threads.unwrap_or(1);
+            a.memory = cli.global.memory.unwrap_or(solve::DEFAULT_MEMORY_MB);
+            a.seed = cli.global.seed;
+            solve::run(a)
+        }
+        Some(Cmd::Verify(a)) => verify::run(a),
         Some(Cmd::Gtp(a)) => {
             let input = spawn_line_reader(std::io::stdin());
             run_gtp(&cli.global, &a, input, Vec::new())

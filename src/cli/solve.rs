@@ -1,0 +1,596 @@
+//! `pcn solve [OPTIONS] PATH...`: runs a solver on problem SGF files, for scripts and pipes.
+//!
+//! Paths are SGF files, directories (their `*.sgf` files, sorted numerically by file name)
+//! or `-` (SGF text on stdin). Stdout gets one JSON object per problem and line; stderr a
+//! summary table at the end, and a progress bar while running when stderr is a terminal.
+//! See docs/solving.md for the fields and the exit codes: 0 every problem ran (whatever
+//! its result), 1 some problem could not be loaded or its proof not written, 2 usage error.
+
+use std::io::{IsTerminal, Read, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+use std::time::{Duration, Instant};
+
+use clap::{Args, ValueEnum};
+use indicatif::{ProgressBar, ProgressStyle};
+use serde::Serialize;
+
+use crate::game::gomoku::{Gomoku, Rule};
+use crate::game::killallgo::KillallGo;
+use crate::game::Color;
+use crate::proof::{self, GameKind, MoveTree, ProofHeader};
+use crate::search::solver::{
+    solver_by_name, Knowledge, SolveEvent, SolveResult, Solver, SolverGame, SolverOptions,
+    SOLVER_NAMES,
+};
+use crate::search::Limits;
+use crate::sgf::{self, GameTree};
+
+/// Exit code: a problem could not be loaded, or its proof could not be written.
+pub const EXIT_SOME_ERRORS: i32 = 1;
+/// Exit code: bad options.
+pub const EXIT_USAGE: i32 = 2;
+
+/// `on` / `off` switch values.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+pub enum OnOff {
+    /// Enabled.
+    On,
+    /// Disabled.
+    Off,
+}
+
+/// Whose win to prove.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ProveArg {
+    /// The side to move in the problem.
+    Tomove,
+    /// Black.
+    Black,
+    /// White.
+    White,
+}
+
+/// The game, when not taken from the SGF's `GM`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+pub enum GameArg {
+    /// Gomoku (`GM[4]`).
+    Gomoku,
+    /// Killall-Go (`GM[1]`, `SZ[9]` PCN variant or `SZ[7]`).
+    Killallgo,
+}
+
+/// Table memory of `pcn solve` when `--memory` is not given, in MB.
+pub const DEFAULT_MEMORY_MB: u64 = 256;
+
+/// Options of `pcn solve`. `--nodes`, `--threads`, `--memory` and `--seed` are the global
+/// options (clap cannot define them twice); the CLI copies them in.
+#[derive(Args, Debug, Clone)]
+pub struct SolveArgs {
+    /// SGF files, directories of `*.sgf` files (sorted numerically), or `-` for stdin.
+    #[arg(required = true)]
+    pub paths: Vec<String>,
+    /// The game (default: from the SGF: GM[4] Gomoku, GM[1] with SZ[9] or SZ[7] Killall-Go).
+    #[arg(long, value_enum)]
+    pub game: Option<GameArg>,
+    /// Gomoku rule: 4t (the PCN paper's problem setting), freestyle (alias ndk), exact,
+    /// renju, caro, caro-exact.
+    #[arg(long, default_value = "4t")]
+    pub rule: String,
+    /// Solver: mcts, fdfpn or dfpn.
+    #[arg(long, default_value = "fdfpn")]
+    pub solver: String,
+    /// Network weights, or `none` (no network; the only value supported so far).
+    #[arg(long, default_value = "none")]
+    pub net: String,
+    /// Whose win to prove.
+    #[arg(long, value_enum, default_value = "tomove")]
+    pub prove: ProveArg,
+    /// Time limit per problem, in seconds.
+    #[arg(long, default_value_t = 60.0)]
+    pub time: f64,
+    /// Node limit per problem (the global `--nodes`).
+    #[arg(skip)]
+    pub nodes: Option<u64>,
+    /// Search threads (the global `--threads`, default 1; the solvers are single-threaded so
+    /// far, so values above 1 are ignored with a warning).
+    #[arg(skip)]
+    pub threads: u32,
+    /// Transposition-table memory in MB (the global `--memory`, default [`DEFAULT_MEMORY_MB`]).
+    #[arg(skip)]
+    pub memory: u64,
+    /// Write each proven win's solution tree as SGF into this directory.
+    #[arg(long)]
+    pub proof_dir: Option<PathBuf>,
+    /// Gomoku: VCF threat search at every node where the prover is to move.
+    #[arg(long, value_enum, default_value = "on")]
+    pub vcf: OnOff,
+    /// Gomoku: VCT threat search as well (after VCF failed).
+    #[arg(long, value_enum, default_value = "off")]
+    pub vct: OnOff,
+    /// Random seed of the solvers (the global `--seed`).
+    #[arg(skip)]
+    pub seed: u64,
+    /// Largest proof tree written (nodes).
+    #[arg(long, default_value_t = 20_000_000)]
+    pub proof_max_nodes: usize,
+}
+
+/// One problem's JSON line.
+#[derive(Serialize, Debug, Clone, Default)]
+pub struct Record {
+    /// The path as given (`-` for stdin).
+    pub file: String,
+    /// `win`, `loss`, `unknown` (for the prover) or `error`.
+    pub result: String,
+    /// `B` or `W` (null on errors before the position was known).
+    pub prover: Option<String>,
+    /// The root move (GTP vertex): the winning move, or the best so far; null if none.
+    #[serde(rename = "move")]
+    pub mv: Option<String>,
+    /// Nodes searched.
+    pub nodes: u64,
+    /// Wall-clock seconds.
+    pub seconds: f64,
+    /// Nodes per second.
+    pub nodes_per_second: f64,
+    /// The solver's name.
+    pub solver: String,
+    /// `gomoku` or `killallgo`.
+    pub game: Option<String>,
+    /// Gomoku rule name.
+    pub rule: Option<String>,
+    /// Side to move in the problem.
+    pub to_move: Option<String>,
+    /// Nodes spent in knowledge searches (VCF/VCT).
+    pub knowledge_nodes: u64,
+    /// The proof file written, if any.
+    pub proof: Option<String>,
+    /// Nodes of the proof tree written.
+    pub proof_nodes: Option<usize>,
+    /// Why no proof was written for a win (with `--proof-dir`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub proof_error: Option<String>,
+    /// What went wrong (`result: "error"`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// One input problem: display name and SGF text (or why it could not be read).
+struct Input {
+    name: String,
+    stem: String,
+    text: Result<String, String>,
+}
+
+/// Sort key for numeric file names: `2.sgf` before `10.sgf`, other names after, by name.
+fn numeric_key(p: &Path) -> (u64, String) {
+    let stem = p
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    (stem.parse::<u64>().unwrap_or(u64::MAX), stem)
+}
+
+fn collect_inputs(paths: &[String]) -> Vec<Input> {
+    let mut out = Vec::new();
+    let read = |p: &Path| std::fs::read(p).map(|b| String::from_utf8_lossy(&b).into_owned());
+    for p in paths {
+        if p == "-" {
+            let mut buf = Vec::new();
+            let text = std::io::stdin()
+                .read_to_end(&mut buf)
+                .map(|_| String::from_utf8_lossy(&buf).into_owned())
+                .map_err(|e| format!("stdin: {e}"));
+            out.push(Input {
+                name: "-".into(),
+                stem: "stdin".into(),
+                text,
+            });
+            continue;
+        }
+        let path = Path::new(p);
+        if path.is_dir() {
+            let entries = match std::fs::read_dir(path) {
+                Ok(rd) => rd,
+                Err(e) => {
+                    out.push(Input {
+                        name: p.clone(),
+                        stem: "dir".into(),
+                        text: Err(format!("cannot read directory: {e}")),
+                    });
+                    continue;
+                }
+            };
+            let mut files: Vec<PathBuf> = entries
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|f| {
+                    f.is_file()
+                        && f.extension()
+                            .is_some_and(|x| x.to_string_lossy().eq_ignore_ascii_case("sgf"))
+                })
+                .collect();
+            files.sort_by_key(|f| numeric_key(f));
+            for f in files {
+                out.push(Input {
+                    name: f.display().to_string(),
+                    stem: numeric_key(&f).1,
+                    text: read(&f).map_err(|e| e.to_string()),
+                });
+            }
+        } else {
+            out.push(Input {
+                name: p.clone(),
+                stem: numeric_key(path).1,
+                text: read(path).map_err(|e| e.to_string()),
+            });
+        }
+    }
+    out
+}
+
+/// Settings shared by every problem of a run.
+struct Run {
+    args: SolveArgs,
+    opts: SolverOptions,
+    rule: Rule,
+    limits: Limits,
+    gomoku: Option<Box<dyn Solver<Gomoku>>>,
+    killallgo: Option<Box<dyn Solver<KillallGo>>>,
+    written: std::collections::HashSet<PathBuf>,
+    bar: Option<ProgressBar>,
+}
+
+fn parse_rule(s: &str) -> Option<Rule> {
+    if s.eq_ignore_ascii_case("ndk") {
+        return Some(Rule::Freestyle);
+    }
+    Rule::from_name(s)
+}
+
+/// Runs `pcn solve`; returns the exit code.
+pub fn run(args: SolveArgs) -> i32 {
+    if !args.net.eq_ignore_ascii_case("none") {
+        eprintln!(
+            "pcn solve: --net {}: network evaluation is not available yet; use --net none",
+            args.net
+        );
+        return EXIT_USAGE;
+    }
+    let Some(rule) = parse_rule(&args.rule) else {
+        eprintln!(
+            "pcn solve: unknown rule '{}' (expected 4t, freestyle, ndk, exact, renju, caro, caro-exact)",
+            args.rule
+        );
+        return EXIT_USAGE;
+    };
+    if !SOLVER_NAMES.contains(&args.solver.to_ascii_lowercase().as_str()) {
+        eprintln!(
+            "pcn solve: unknown solver '{}' (expected {})",
+            args.solver,
+            SOLVER_NAMES.join(", ")
+        );
+        return EXIT_USAGE;
+    }
+    if !(args.time.is_finite() && args.time > 0.0) {
+        eprintln!("pcn solve: --time must be a positive number of seconds");
+        return EXIT_USAGE;
+    }
+    if args.threads > 1 {
+        eprintln!(
+            "pcn solve: the solvers are single-threaded; --threads {} ignored",
+            args.threads
+        );
+    }
+    let knowledge = Knowledge {
+        vcf: args.vcf == OnOff::On,
+        vct: args.vct == OnOff::On,
+        ..Knowledge::default()
+    };
+    let opts = SolverOptions {
+        memory_bytes: (args.memory as usize).saturating_mul(1 << 20),
+        knowledge,
+        seed: args.seed,
+        proof_max_nodes: args.proof_max_nodes,
+        ..SolverOptions::default()
+    };
+    let limits = Limits {
+        time: Some(Duration::from_secs_f64(args.time)),
+        nodes: args.nodes,
+        depth: None,
+    };
+    let inputs = collect_inputs(&args.paths);
+    let bar = std::io::stderr().is_terminal().then(|| {
+        let b = ProgressBar::new(inputs.len() as u64);
+        if let Ok(style) =
+            ProgressStyle::with_template("{bar:30} {pos}/{len} [{elapsed_precise}] {msg}")
+        {
+            b.set_style(style);
+        }
+        b
+    });
+    let mut run = Run {
+        args,
+        opts,
+        rule,
+        limits,
+        gomoku: None,
+        killallgo: None,
+        written: Default::default(),
+        bar,
+    };
+    let mut records = Vec::with_capacity(inputs.len());
+    let mut stdout = std::io::stdout().lock();
+    for input in &inputs {
+        if let Some(b) = &run.bar {
+            b.set_message(input.name.clone());
+        }
+        let rec = run.solve_one(input);
+        let line = serde_json::to_string(&rec).unwrap_or_else(|e| {
+            format!("{{\"file\":\"?\",\"result\":\"error\",\"error\":\"json: {e}\"}}")
+        });
+        if let Some(b) = &run.bar {
+            b.suspend(|| {
+                let _ = writeln!(stdout, "{line}");
+                let _ = stdout.flush();
+            });
+            b.inc(1);
+        } else {
+            let _ = writeln!(stdout, "{line}");
+            let _ = stdout.flush();
+        }
+        records.push(rec);
+    }
+    if let Some(b) = &run.bar {
+        b.finish_and_clear();
+    }
+    eprint!("{}", summary_table(&records, &run));
+    let errors = records.iter().any(|r| {
+        r.result == "error"
+            || r.proof_error
+                .as_deref()
+                .is_some_and(|e| e.starts_with("write"))
+    });
+    if errors {
+        EXIT_SOME_ERRORS
+    } else {
+        0
+    }
+}
+
+fn median(v: &mut [f64]) -> Option<f64> {
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(|a, b| a.total_cmp(b));
+    let n = v.len();
+    Some(if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    })
+}
+
+/// The stderr summary: problems per result with median seconds, nodes and nodes/s.
+fn summary_table(records: &[Record], run: &Run) -> String {
+    let a = &run.args;
+    let mut s = format!(
+        "pcn solve: {} problem(s), solver {}, rule {} (Gomoku), vcf {}, vct {}, time {} s{}\n",
+        records.len(),
+        a.solver,
+        run.rule.name(),
+        if a.vcf == OnOff::On { "on" } else { "off" },
+        if a.vct == OnOff::On { "on" } else { "off" },
+        a.time,
+        a.nodes.map_or(String::new(), |n| format!(", nodes {n}")),
+    );
+    s.push_str(&format!(
+        "{:<8} {:>6} {:>10} {:>14} {:>12}\n",
+        "result", "count", "median_s", "median_nodes", "median_nps"
+    ));
+    type Filter<'a> = &'a dyn Fn(&Record) -> bool;
+    let groups: [(&str, Filter); 6] = [
+        ("win", &|r| r.result == "win"),
+        ("loss", &|r| r.result == "loss"),
+        ("unknown", &|r| r.result == "unknown"),
+        ("error", &|r| r.result == "error"),
+        ("solved", &|r| r.result == "win" || r.result == "loss"),
+        ("all", &|r| r.result != "error"),
+    ];
+    for (name, f) in groups {
+        let sel: Vec<&Record> = records.iter().filter(|r| f(r)).collect();
+        let mut secs: Vec<f64> = sel.iter().map(|r| r.seconds).collect();
+        let mut nodes: Vec<f64> = sel.iter().map(|r| r.nodes as f64).collect();
+        let mut nps: Vec<f64> = sel.iter().map(|r| r.nodes_per_second).collect();
+        let fmt =
+            |m: Option<f64>, prec: usize| m.map_or("-".to_string(), |x| format!("{x:.prec$}"));
+        if name == "error" {
+            s.push_str(&format!("{:<8} {:>6}\n", name, sel.len()));
+        } else {
+            s.push_str(&format!(
+                "{:<8} {:>6} {:>10} {:>14} {:>12}\n",
+                name,
+                sel.len(),
+                fmt(median(&mut secs), 2),
+                fmt(median(&mut nodes), 0),
+                fmt(median(&mut nps), 0)
+            ));
+        }
+    }
+    s
+}
+
+impl Run {
+    fn error(&self, input: &Input, msg: String) -> Record {
+        Record {
+            file: input.name.clone(),
+            result: "error".into(),
+            solver: self.args.solver.to_ascii_lowercase(),
+            error: Some(msg),
+            ..Record::default()
+        }
+    }
+
+    fn solve_one(&mut self, input: &Input) -> Record {
+        let text = match &input.text {
+            Ok(t) => t,
+            Err(e) => return self.error(input, format!("cannot read: {e}")),
+        };
+        let tree = match GameTree::parse(text) {
+            Ok(t) => t,
+            Err(e) => return self.error(input, e.to_string()),
+        };
+        let game = match self.args.game {
+            Some(GameArg::Gomoku) => GameKind::Gomoku,
+            Some(GameArg::Killallgo) => GameKind::KillallGo,
+            None => match (tree.game_type(), tree.size()) {
+                (Ok(4), _) => GameKind::Gomoku,
+                (Ok(1), Ok((w, h))) if w == h && (w == 9 || w == 7) => GameKind::KillallGo,
+                (Ok(1), Ok((w, h))) => {
+                    return self.error(
+                        input,
+                        format!("GM[1] with SZ {w}x{h}: only 9x9 and 7x7 Killall-Go are supported"),
+                    )
+                }
+                (Ok(1), Err(e)) | (Err(e), _) => return self.error(input, e.to_string()),
+                (Ok(gm), _) => {
+                    return self.error(input, format!("unsupported game GM[{gm}] (use --game)"))
+                }
+            },
+        };
+        let plies = match tree.main_line_moves() {
+            Ok(m) => m.len(),
+            Err(e) => return self.error(input, e.to_string()),
+        };
+        match game {
+            GameKind::Gomoku => match sgf::to_gomoku(&tree, self.rule) {
+                Ok(g) => {
+                    let mut s = self.gomoku.take();
+                    let r = self.solve_game(input, &tree, &g, game, plies, &mut s);
+                    self.gomoku = s;
+                    r
+                }
+                Err(e) => self.error(input, e.to_string()),
+            },
+            GameKind::KillallGo => match sgf::to_killallgo(&tree) {
+                Ok(g) => {
+                    let mut s = self.killallgo.take();
+                    let r = self.solve_game(input, &tree, &g, game, plies, &mut s);
+                    self.killallgo = s;
+                    r
+                }
+                Err(e) => self.error(input, e.to_string()),
+            },
+        }
+    }
+
+    fn solve_game<G: SolverGame>(
+        &mut self,
+        input: &Input,
+        tree: &GameTree,
+        g: &G,
+        game: GameKind,
+        plies: usize,
+        slot: &mut Option<Box<dyn Solver<G>>>,
+    ) -> Record {
+        if slot.is_none() {
+            match solver_by_name::<G>(&self.args.solver, &self.opts) {
+                Ok(s) => *slot = Some(s),
+                Err(e) => return self.error(input, e.to_string()),
+            }
+        }
+        let Some(solver) = slot.as_mut() else {
+            return self.error(input, "no solver".into());
+        };
+        // Every problem starts from empty tables: fair timings, no cross-problem reuse.
+        solver.clear();
+        let prover = match self.args.prove {
+            ProveArg::Tomove => g.to_move(),
+            ProveArg::Black => Color::Black,
+            ProveArg::White => Color::White,
+        };
+        let stop = AtomicBool::new(false);
+        let start = Instant::now();
+        let bar = self.bar.clone();
+        let name = input.name.clone();
+        let mut on_event = |e: &SolveEvent| {
+            if let (Some(b), SolveEvent::Progress { nodes, elapsed, .. }) = (&bar, e) {
+                b.set_message(format!(
+                    "{name}: {nodes} nodes, {:.1} s",
+                    elapsed.as_secs_f64()
+                ));
+            }
+        };
+        let out = solver.solve(g, prover, &self.limits, &stop, &mut on_event);
+        let seconds = if out.stats.seconds > 0.0 {
+            out.stats.seconds
+        } else {
+            start.elapsed().as_secs_f64()
+        };
+        let mut rec = Record {
+            file: input.name.clone(),
+            result: out.result.as_str().into(),
+            prover: Some(prover.letter().to_string()),
+            mv: out.best.map(|m| g.move_to_gtp(m)),
+            nodes: out.stats.nodes,
+            seconds,
+            nodes_per_second: if seconds > 0.0 {
+                out.stats.nodes as f64 / seconds
+            } else {
+                0.0
+            },
+            solver: solver.name().to_string(),
+            game: Some(game.name().into()),
+            rule: (game == GameKind::Gomoku).then(|| self.rule.name().to_string()),
+            to_move: Some(g.to_move().letter().to_string()),
+            knowledge_nodes: out.stats.knowledge_nodes,
+            ..Record::default()
+        };
+        if let (Some(dir), SolveResult::Win) = (self.args.proof_dir.clone(), out.result) {
+            match solver
+                .proof_tree()
+                .and_then(|t| MoveTree::from_solver(&t, g.to_move(), self.args.proof_max_nodes))
+            {
+                None => {
+                    rec.proof_error = Some(format!(
+                        "no complete proof tree within the limits (--proof-max-nodes {})",
+                        self.args.proof_max_nodes
+                    ))
+                }
+                Some(mt) => {
+                    let header = ProofHeader {
+                        game,
+                        rule: (game == GameKind::Gomoku).then_some(self.rule),
+                        size: (g.width(), g.height()),
+                        prover,
+                        plies,
+                        to_move: Some(g.to_move()),
+                        extra: vec![("solver".into(), solver.name().into())],
+                    };
+                    let sgf_tree = proof::to_sgf(tree, &header, &mt);
+                    let path = self.proof_path(&dir, &input.stem);
+                    match proof::write_file(&path, &sgf_tree) {
+                        Ok(()) => {
+                            rec.proof = Some(path.display().to_string());
+                            rec.proof_nodes = Some(mt.len());
+                        }
+                        Err(e) => rec.proof_error = Some(format!("write: {e}")),
+                    }
+                }
+            }
+        }
+        rec
+    }
+
+    /// `DIR/<stem>.proof.sgf`, made unique within this run.
+    fn proof_path(&mut self, dir: &Path, stem: &str) -> PathBuf {
+        let mut p = dir.join(format!("{stem}.proof.sgf"));
+        let mut k = 2;
+        while self.written.contains(&p) {
+            p = dir.join(format!("{stem}_{k}.proof.sgf"));
+            k += 1;
+        }
+        self.written.insert(p.clone());
+        p
+    }
+}
