@@ -3,14 +3,22 @@
 //! Module map, lowest layer first. A module only imports modules above it in this list.
 //!
 //! - [`util`]: deterministic PRNG, Zobrist keys.
-//! - [`game`]: the [`game::Game`] trait and the rules: [`game::gomoku`] (freestyle, exact five,
-//!   renju, caro, the PCN paper's 4T variant) with incremental pattern/threat tables.
-//! - `sgf`: SGF reading and writing (Go/GTP issue).
-//! - `nn`: network evaluators (network issue).
-//! - [`search`]: threat-space search (VCF/VCT), the players, reference players, typed events.
-//! - [`engine`]: clock and the background search thread.
-//! - [`protocol`]: front ends: Gomocup/Piskvork brain protocol, protocol auto-detection.
-//! - [`cli`]: subcommands of the `pcn` binary (bench, match, ...).
+//! - [`game`]: the [`game::Game`] trait and the rules. [`game::gomoku`]: freestyle, exact five,
+//!   renju (recursive forbidden points), caro and the PCN paper's 4T variant, with incremental
+//!   per-direction pattern tables. [`game::go`]: Go (chains with liberties, simple/positional/
+//!   situational ko, Benson). [`game::killallgo`]: the PCN 9x9 and the 7x7 Killall-Go.
+//! - [`sgf`]: SGF (FF[4]) reader and writer (nom), and SGF main lines to positions.
+//! - `nn`: network evaluators (network issue; not yet).
+//! - [`search`]: typed [`search::SearchEvent`]s and the [`search::Searcher`] trait; threat-space
+//!   search ([`search::threat`]: VCF/VCT); the Gomoku players ([`search::alphabeta`] "pcn",
+//!   [`search::greedy`], [`search::reference`] "ab4", chosen by name in [`search::registry`]);
+//!   the generic UCT player ([`search::uct`]); the solver suite ([`search::solver`]: MCTS
+//!   solver, DFPN, focused DFPN, transposition table, proof trees).
+//! - [`proof`]: proof trees as SGF files and the independent proof checker (`pcn verify`).
+//! - [`engine`]: the background search thread and the move clock.
+//! - [`arena`]: matches between two players (`pcn match`).
+//! - [`protocol`]: front ends: Gomocup/Piskvork brain protocol, GTP v2, protocol detection.
+//! - [`cli`]: the `pcn` binary's subcommands (gomocup, gtp, solve, verify, bench, match).
 
 pub mod arena;
 pub mod cli;
