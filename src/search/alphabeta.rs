@@ -700,7 +700,7 @@ impl AlphaBeta {
 fn first_legal(g: &Gomoku) -> Option<Move> {
     let mut legal = Vec::new();
     g.legal_moves(&mut legal);
-    let c = g.cell_of(((g.height() / 2) * g.width() + g.width() / 2) as Move);
+    let c = g.cell_of(g.centre());
     // Prefer the centre-most legal move so the fallback is not absurd.
     legal.into_iter().min_by_key(|&m| {
         let d = g.cell_of(m) as isize - c as isize;
@@ -748,7 +748,7 @@ impl Searcher<Gomoku> for AlphaBeta {
             return SearchResult::default();
         }
         if g.stones() == 0 {
-            let m = ((g.height() / 2) * g.width() + g.width() / 2) as Move;
+            let m = g.centre();
             return SearchResult {
                 best: Some(m),
                 nodes: 1,

@@ -5,7 +5,7 @@ use std::sync::atomic::AtomicBool;
 
 use super::{Limits, SearchEvent, SearchResult, Searcher};
 use crate::game::gomoku::{Gomoku, Pattern};
-use crate::game::{Color, Game, Move};
+use crate::game::{Color, Game};
 
 /// Per-direction value of a pattern, indexed by `Pattern as usize`.
 const WEIGHT: [i32; 11] = [0, 0, 1, 3, 6, 20, 30, 100, 120, 2_000, 100_000];
@@ -40,7 +40,7 @@ pub fn candidates(g: &Gomoku, out: &mut Vec<usize>) {
     }
     let range = g.cell_range();
     if g.stones() == 0 {
-        out.push(g.cell_of(((g.height() / 2) * g.width() + g.width() / 2) as Move));
+        out.push(g.cell_of(g.centre()));
         return;
     }
     let mut mark = vec![false; range.end];

@@ -118,7 +118,7 @@ impl Searcher<Gomoku> for Ab4 {
             return SearchResult::default();
         }
         if g.stones() == 0 {
-            let m = ((g.height() / 2) * g.width() + g.width() / 2) as Move;
+            let m = g.centre();
             return SearchResult {
                 best: Some(m),
                 nodes: 1,

@@ -300,6 +300,11 @@ impl Gomoku {
         self.keys[cell][d]
     }
 
+    /// The centre point (the first move on an empty board).
+    pub fn centre(&self) -> Move {
+        ((self.height / 2) * self.width + self.width / 2) as Move
+    }
+
     /// Number of stones on the board.
     pub fn stones(&self) -> usize {
         self.history.len()
