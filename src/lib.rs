@@ -8,7 +8,7 @@
 //!   per-direction pattern tables. [`game::go`]: Go (chains with liberties, simple/positional/
 //!   situational ko, Benson). [`game::killallgo`]: the PCN 9x9 and the 7x7 Killall-Go.
 //! - [`sgf`]: SGF (FF[4]) reader and writer (nom), and SGF main lines to positions.
-//! - `nn`: network evaluators (network issue; not yet).
+//! - [`nn`]: network evaluation: the [`nn::Evaluator`] trait, model files, backends.
 //! - [`search`]: typed [`search::SearchEvent`]s and the [`search::Searcher`] trait; threat-space
 //!   search ([`search::threat`]: VCF/VCT); the Gomoku players ([`search::alphabeta`] "pcn",
 //!   [`search::greedy`], [`search::reference`] "ab4", chosen by name in [`search::registry`]);
@@ -24,6 +24,7 @@ pub mod arena;
 pub mod cli;
 pub mod engine;
 pub mod game;
+pub mod nn;
 pub mod proof;
 pub mod protocol;
 pub mod search;
