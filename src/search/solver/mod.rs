@@ -7,7 +7,9 @@
 //! - `dfpn`: depth-first proof-number search with thresholds, a fixed-budget transposition
 //!   table, the 1+ε trick and mobility initialisation;
 //! - `fdfpn`: focused DFPN (heuristic move order, focus window `1 + ceil(0.1 · unsolved)`,
-//!   pn/dn initialised from heuristic values).
+//!   pn/dn initialised from heuristic values);
+//! - `gpn`, `ews`, `ppn`, `ab` (suite II): GPN-MCTS, Expected Work Search, probability-based
+//!   PNS and an iterative-deepening αβ solver (see their modules).
 //!
 //! Domain knowledge ([`Knowledge`]: VCF/VCT threat search in Gomoku) is switchable.
 //! Games plug in through [`SolverGame`] (transposition key, knowledge, default heuristic).
@@ -18,11 +20,16 @@
 //! transposition table (graph-history interaction under superko) cannot enter it:
 //! [`ProofTree::check`] replays a tree under the game rules.
 
+pub mod absolver;
 pub mod dfpn;
+pub mod ews;
+pub mod gpn;
 pub mod heuristic;
 pub mod knowledge;
 pub mod mcts;
+pub mod ppn;
 mod proof;
+mod suite;
 pub mod tt;
 
 use std::sync::atomic::AtomicBool;
@@ -33,11 +40,12 @@ use thiserror::Error;
 use super::Limits;
 use crate::game::{Color, Game, Move, Outcome};
 
+pub use gpn::PnBias;
 pub use heuristic::{Evaluation, Heuristic};
 pub use knowledge::{Knowledge, KnowledgeState};
 
 /// Names accepted by [`solver_by_name`].
-pub const SOLVER_NAMES: &[&str] = &["mcts", "dfpn", "fdfpn"];
+pub const SOLVER_NAMES: &[&str] = &["mcts", "dfpn", "fdfpn", "gpn", "ews", "ppn", "ab"];
 
 /// Whose win is to be proven.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
@@ -148,7 +156,7 @@ pub enum SolveEvent {
 #[derive(Clone, Debug, PartialEq, Eq, Error)]
 pub enum SolverError {
     /// No solver has this name.
-    #[error("unknown solver '{0}' (expected one of mcts, dfpn, fdfpn)")]
+    #[error("unknown solver '{0}' (expected one of mcts, dfpn, fdfpn, gpn, ews, ppn, ab)")]
     UnknownSolver(String),
     /// An option value is out of range.
     #[error("bad solver option: {0}")]
@@ -210,6 +218,13 @@ pub struct SolverOptions {
     pub proof_search_nodes: u64,
     /// Largest proof tree [`Solver::proof_tree`] builds (nodes); larger gives `None`.
     pub proof_max_nodes: usize,
+    /// GPN-MCTS: weight `C_pn` of the proof-number bias (tuned on the 7x7 Killall-Go and
+    /// 6x6 Gomoku test positions; 0 gives plain MCTS).
+    pub c_pn: f32,
+    /// GPN-MCTS: the bias function (PNRank, PNMax, PNSum).
+    pub pn_bias: PnBias,
+    /// PPN: leaf probabilities are clamped to `[θ, 1 − θ]`.
+    pub ppn_theta: f64,
 }
 
 impl Default for SolverOptions {
@@ -228,6 +243,9 @@ impl Default for SolverOptions {
             playout_plies: 400,
             proof_search_nodes: 2_000_000,
             proof_max_nodes: 5_000_000,
+            c_pn: 1.0,
+            pn_bias: PnBias::default(),
+            ppn_theta: 0.02,
         }
     }
 }
@@ -346,10 +364,20 @@ pub fn solver_with_heuristic<G: SolverGame>(
             opts.focus_ratio
         )));
     }
+    if !(opts.c_pn >= 0.0 && opts.c_pn <= 1000.0) {
+        return Err(SolverError::BadOption(format!("c_pn {}", opts.c_pn)));
+    }
+    if !(opts.ppn_theta > 0.0 && opts.ppn_theta < 0.5) {
+        return Err(SolverError::BadOption(format!("ppn theta {}", opts.ppn_theta)));
+    }
     match name.to_ascii_lowercase().as_str() {
         "mcts" => Ok(Box::new(mcts::Mcts::new(opts.clone(), heuristic))),
         "dfpn" => Ok(Box::new(dfpn::Dfpn::new(opts.clone(), None))),
         "fdfpn" => Ok(Box::new(dfpn::Dfpn::new(opts.clone(), Some(heuristic)))),
+        "gpn" => Ok(Box::new(gpn::Gpn::new(opts.clone(), heuristic))),
+        "ews" => Ok(Box::new(ews::Ews::new(opts.clone(), heuristic))),
+        "ppn" => Ok(Box::new(ppn::Ppn::new(opts.clone(), heuristic))),
+        "ab" => Ok(Box::new(absolver::AbSolver::new(opts.clone(), heuristic))),
         _ => Err(SolverError::UnknownSolver(name.chars().take(32).collect())),
     }
 }

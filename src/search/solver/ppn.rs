@@ -1,0 +1,394 @@
+//! Probability-based proof-number search (PPN; seed `ppn-probability-based-proof-number-search`).
+//!
+//! One number per node: `p`, the probability that the prover wins there. A new child gets
+//! the heuristic's value mapped to the prover's win probability (`(v + 1) / 2`; with the
+//! no-network heuristics that is a random playout) clamped to `[θ, 1 − θ]`
+//! ([`SolverOptions::ppn_theta`]); a finished game gets 1 (prover win) or 0. Interior nodes:
+//! OR (prover to move) `p = 1 − Π (1 − p_c)`, AND `p = Π p_c`, children taken as independent.
+//! Each iteration descends from the root through the unsolved child of **largest** `p` at OR
+//! nodes and **smallest** `p` at AND nodes, expands the leaf (all children, each evaluated),
+//! and recomputes `p` and the solved status (AND/OR) up the path.
+//!
+//! Knowledge (VCF) proves a leaf where the prover is to move before it is expanded. Solved
+//! positions go to the table and are reused for transpositions. `nodes` counts created (and
+//! evaluated) children. The node pool gets half of the memory budget, the table the other
+//! half; the search stops when the pool is full.
+
+use std::sync::atomic::AtomicBool;
+use std::time::Instant;
+
+use super::suite::{good_for, result_of, terminal_status, Common, LOSS, UNKNOWN, WIN};
+use super::tt::NO_MOVE;
+use super::{
+    Evaluation, Heuristic, ProofTree, SolveEvent, SolveOutcome, SolveResult, Solver, SolverGame,
+    SolverOptions,
+};
+use crate::game::{Color, Move};
+use crate::search::{Budget, Limits};
+
+#[derive(Copy, Clone, Debug)]
+struct Node {
+    mv: Move,
+    first: u32,
+    count: u16,
+    status: i8,
+    expanded: bool,
+    /// Probability that the prover wins.
+    p: f64,
+}
+
+impl Node {
+    fn new(mv: Move, p: f64) -> Node {
+        Node {
+            mv,
+            first: 0,
+            count: 0,
+            status: UNKNOWN,
+            expanded: false,
+            p,
+        }
+    }
+}
+
+fn p_of(status: i8) -> f64 {
+    if status == WIN {
+        1.0
+    } else {
+        0.0
+    }
+}
+
+/// The PPN solver.
+pub struct Ppn<G: SolverGame> {
+    c: Common<G>,
+    heuristic: Box<dyn Heuristic<G>>,
+    nodes: Vec<Node>,
+    max_nodes: usize,
+    eval: Vec<Evaluation>,
+    moves: Vec<Move>,
+    path: Vec<u32>,
+    hists: Vec<u64>,
+    root_key: u64,
+}
+
+impl<G: SolverGame> Ppn<G> {
+    /// A solver with this heuristic (its values initialise the leaves).
+    pub fn new(opts: SolverOptions, heuristic: Box<dyn Heuristic<G>>) -> Self {
+        let half = opts.tt_bytes() / 2;
+        Ppn {
+            max_nodes: (half / std::mem::size_of::<Node>()).max(1024),
+            c: Common::new(opts, half),
+            heuristic,
+            nodes: Vec::new(),
+            eval: vec![Evaluation::default()],
+            moves: Vec::with_capacity(512),
+            path: Vec::with_capacity(256),
+            hists: Vec::with_capacity(256),
+            root_key: 0,
+        }
+    }
+
+    fn kids(&self, idx: usize) -> std::ops::Range<usize> {
+        let n = &self.nodes[idx];
+        n.first as usize..n.first as usize + n.count as usize
+    }
+
+    /// Recomputes `p` and the status of expanded node `idx` from its children.
+    fn recompute(&mut self, idx: usize, or: bool) {
+        let (mut prod, mut any_win, mut all_win, mut any_loss, mut all_loss) =
+            (1.0f64, false, true, false, true);
+        for k in self.kids(idx) {
+            let ch = &self.nodes[k];
+            prod *= if or { 1.0 - ch.p } else { ch.p };
+            any_win |= ch.status == WIN;
+            any_loss |= ch.status == LOSS;
+            all_win &= ch.status == WIN;
+            all_loss &= ch.status == LOSS;
+        }
+        let n = &mut self.nodes[idx];
+        let status = if or {
+            if any_win {
+                WIN
+            } else if all_loss {
+                LOSS
+            } else {
+                UNKNOWN
+            }
+        } else if any_loss {
+            LOSS
+        } else if all_win {
+            WIN
+        } else {
+            UNKNOWN
+        };
+        n.status = status;
+        n.p = if status != UNKNOWN {
+            p_of(status)
+        } else if or {
+            1.0 - prod
+        } else {
+            prod
+        };
+    }
+
+    /// Expands leaf `idx` (position `g`, history `hist`). `None` when the pool is full; else
+    /// the number of children created.
+    fn expand(
+        &mut self,
+        idx: usize,
+        g: &mut G,
+        prover: Color,
+        hist: u64,
+        budget: &mut Budget,
+    ) -> Option<u64> {
+        if let Some(st) = terminal_status(g, prover) {
+            self.nodes[idx].status = st;
+            self.nodes[idx].p = p_of(st);
+            return Some(0);
+        }
+        let key = self.c.key(g, prover, hist);
+        let mut st = self.c.stored(key);
+        if st == UNKNOWN && self.c.knowledge(g, prover, key).is_some() {
+            st = WIN;
+        }
+        if st != UNKNOWN {
+            self.nodes[idx].status = st;
+            self.nodes[idx].p = p_of(st);
+            return Some(0);
+        }
+        g.legal_moves(&mut self.moves);
+        if self.nodes.len() + self.moves.len() > self.max_nodes {
+            return None;
+        }
+        let theta = self.c.opts.ppn_theta;
+        let first = self.nodes.len() as u32;
+        let moves = std::mem::take(&mut self.moves);
+        let mut created = 0;
+        for &m in &moves {
+            g.play_unchecked(m);
+            let mut ch = Node::new(m, 0.5);
+            if let Some(s) = terminal_status(g, prover) {
+                ch.status = s;
+                ch.p = p_of(s);
+            } else {
+                let s = self
+                    .c
+                    .stored(self.c.key(g, prover, self.c.child_hist(g, hist)));
+                if s != UNKNOWN {
+                    ch.status = s;
+                    ch.p = p_of(s);
+                } else {
+                    self.heuristic.evaluate_batch(&[&*g], &mut self.eval[..1]);
+                    let v = self.eval[0].value.clamp(-1.0, 1.0) as f64;
+                    let v = if g.to_move() == prover { v } else { -v };
+                    ch.p = ((v + 1.0) * 0.5).clamp(theta, 1.0 - theta);
+                    created += 1;
+                }
+            }
+            g.undo();
+            self.nodes.push(ch);
+            budget.nodes += 1;
+        }
+        self.moves = moves;
+        let count = (self.nodes.len() - first as usize) as u16;
+        let n = &mut self.nodes[idx];
+        n.first = first;
+        n.count = count;
+        n.expanded = true;
+        let or = g.to_move() == prover;
+        self.recompute(idx, or);
+        Some(created)
+    }
+
+    /// The unsolved child of `idx` to follow: max `p` at OR nodes, min `p` at AND nodes.
+    fn select(&self, idx: usize, or: bool) -> Option<usize> {
+        let mut best = None;
+        let mut best_v = f64::NEG_INFINITY;
+        for k in self.kids(idx) {
+            let ch = &self.nodes[k];
+            if ch.status != UNKNOWN {
+                continue;
+            }
+            let v = if or { ch.p } else { -ch.p };
+            if v > best_v {
+                best_v = v;
+                best = Some(k);
+            }
+        }
+        best
+    }
+
+    /// One iteration; `false` when the pool is full.
+    fn iterate(&mut self, g: &mut G, prover: Color, root_hist: u64, budget: &mut Budget) -> bool {
+        self.path.clear();
+        self.hists.clear();
+        self.path.push(0);
+        self.hists.push(root_hist);
+        let mut idx = 0usize;
+        loop {
+            let n = self.nodes[idx];
+            if n.status != UNKNOWN {
+                break;
+            }
+            let hist = *self.hists.last().unwrap_or(&0);
+            if !n.expanded {
+                if self.expand(idx, g, prover, hist, budget).is_none() {
+                    // Pool full: restore the position and stop.
+                    for _ in 1..self.path.len() {
+                        g.undo();
+                    }
+                    return false;
+                }
+                break;
+            }
+            let or = g.to_move() == prover;
+            match self.select(idx, or) {
+                Some(k) => {
+                    g.play_unchecked(self.nodes[k].mv);
+                    let h = self.c.child_hist(g, hist);
+                    self.path.push(k as u32);
+                    self.hists.push(h);
+                    idx = k;
+                }
+                None => {
+                    self.recompute(idx, or);
+                    break;
+                }
+            }
+        }
+        for i in (0..self.path.len()).rev() {
+            let id = self.path[i] as usize;
+            let mover = g.to_move();
+            let before = self.nodes[id].status;
+            if i + 1 != self.path.len() {
+                self.recompute(id, mover == prover);
+            }
+            let after = self.nodes[id].status;
+            if after != UNKNOWN && (after != before || i + 1 == self.path.len()) {
+                let key = self.c.key(g, prover, self.hists[i]);
+                let best = self.decisive_move(id, mover, prover);
+                self.c
+                    .store(key, after, best, 1 + self.nodes[id].count as u64);
+            }
+            if i > 0 {
+                g.undo();
+            }
+        }
+        true
+    }
+
+    fn decisive_move(&self, idx: usize, mover: Color, prover: Color) -> Move {
+        if !self.nodes[idx].expanded {
+            return NO_MOVE;
+        }
+        self.kids(idx)
+            .map(|k| &self.nodes[k])
+            .find(|c| c.status != UNKNOWN && good_for(c.status, mover, prover))
+            .map_or(NO_MOVE, |c| c.mv)
+    }
+
+    fn root_best(&self, root_mover: Color, prover: Color) -> Option<Move> {
+        let root = self.nodes.first()?;
+        if !root.expanded || root.count == 0 {
+            return self
+                .c
+                .tt
+                .get(self.root_key)
+                .and_then(|e| (e.best != NO_MOVE).then_some(e.best));
+        }
+        let d = self.decisive_move(0, root_mover, prover);
+        if d != NO_MOVE {
+            return Some(d);
+        }
+        // Unsolved: the child the selection rule likes best.
+        let or = root_mover == prover;
+        self.select(0, or)
+            .or_else(|| self.kids(0).next())
+            .map(|k| self.nodes[k].mv)
+    }
+}
+
+impl<G: SolverGame> Solver<G> for Ppn<G> {
+    fn name(&self) -> &'static str {
+        "ppn"
+    }
+
+    fn solve(
+        &mut self,
+        game: &G,
+        prover: Color,
+        limits: &Limits,
+        stop: &AtomicBool,
+        on_event: &mut dyn FnMut(&SolveEvent),
+    ) -> SolveOutcome {
+        self.c.know_before = self.c.know.nodes;
+        let mut g = game.clone();
+        let root_mover = g.to_move();
+        let root_hist = self.c.root_hist(&g);
+        self.root_key = self.c.key(&g, prover, root_hist);
+        self.nodes.clear();
+        self.nodes.push(Node::new(NO_MOVE, 0.5));
+        let mut budget = Budget::new(limits, stop);
+        let mut last_report = Instant::now();
+        // Expansions add many nodes at once: read the clock every iteration.
+        while self.nodes[0].status == UNKNOWN && !budget.exhausted_now() {
+            if !self.iterate(&mut g, prover, root_hist, &mut budget) {
+                break;
+            }
+            if last_report.elapsed().as_millis() >= 500 {
+                last_report = Instant::now();
+                on_event(&SolveEvent::Progress {
+                    nodes: budget.nodes,
+                    elapsed: budget.elapsed(),
+                    best: self.root_best(root_mover, prover),
+                    pn_dn: None,
+                    value: Some(self.nodes[0].p as f32 * 2.0 - 1.0),
+                    tt_used: self.c.tt.used(),
+                });
+            }
+        }
+        let result = result_of(self.nodes[0].status);
+        let best = self.root_best(root_mover, prover);
+        let stats = self
+            .c
+            .stats(&budget, self.max_nodes * std::mem::size_of::<Node>());
+        on_event(&SolveEvent::Progress {
+            nodes: budget.nodes,
+            elapsed: budget.elapsed(),
+            best,
+            pn_dn: None,
+            value: Some(self.nodes[0].p as f32 * 2.0 - 1.0),
+            tt_used: stats.tt_used,
+        });
+        if result != SolveResult::Unknown {
+            on_event(&SolveEvent::Solved { result, best });
+        }
+        self.c.last = Some((game.clone(), prover, result));
+        SolveOutcome {
+            result,
+            prover,
+            best,
+            stats,
+        }
+    }
+
+    fn proof_tree(&mut self) -> Option<ProofTree> {
+        self.c.proof_tree()
+    }
+
+    fn clear(&mut self) {
+        self.c.tt.clear();
+        self.c.know.clear();
+        self.nodes = Vec::new();
+        self.c.last = None;
+    }
+
+    fn set_memory(&mut self, bytes: usize) {
+        self.c.opts.memory_bytes = bytes;
+        let half = self.c.opts.tt_bytes() / 2;
+        self.c.tt = super::tt::Tt::new(half);
+        self.max_nodes = (half / std::mem::size_of::<Node>()).max(1024);
+        self.nodes = Vec::new();
+        self.c.last = None;
+    }
+}

@@ -1,0 +1,317 @@
+//! Shared parts of the suite-II solvers (`gpn`, `ews`, `ppn`, `ab`): table keys that respect
+//! the history where the game needs it, the solved-position table, terminal checks, random
+//! playouts that also measure the branching, and proof extraction.
+//!
+//! Every suite-II solver stores each position it solves in a [`Tt`] (the memory budget's
+//! table) under [`Common::key`]. In [`GhiMode::Exact`] on a history-sensitive game
+//! (Killall-Go superko) that key includes the history, so reusing a solved entry is always
+//! sound. Proof trees are built by [`super::proof::build`] (replaying the real game) with an
+//! oracle that reads this table and, for positions it lost, re-searches with plain DFPN
+//! through the public registry (so this module does not depend on DFPN internals).
+
+use std::sync::atomic::AtomicBool;
+
+use super::proof::{self, satisfies, ProofOracle};
+use super::tt::{Tt, INF, NO_MOVE};
+use super::{
+    solver_by_name, GhiMode, KnowledgeState, ProofTree, SolveResult, SolveStats, Solver,
+    SolverGame, SolverOptions,
+};
+use crate::game::{Color, Move, Outcome};
+use crate::search::{Budget, Limits};
+use crate::util::Rng;
+
+/// Solved status relative to the prover: not solved.
+pub(crate) const UNKNOWN: i8 = 0;
+/// Solved: the prover wins.
+pub(crate) const WIN: i8 = 1;
+/// Solved: the prover cannot win.
+pub(crate) const LOSS: i8 = -1;
+
+/// Mixed into keys when White is the prover (one table serves both provers).
+const WHITE_PROVER: u64 = 0x6a09_e667_f3bc_c909;
+
+/// A 64-bit mixer (splitmix64 finaliser) for history hashes.
+#[inline]
+fn mix(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// The status of a finished game for `prover`, or `None` while it goes on.
+#[inline]
+pub(crate) fn terminal_status<G: SolverGame>(g: &G, prover: Color) -> Option<i8> {
+    g.outcome().map(|o| {
+        if satisfies(o, prover, SolveResult::Win) {
+            WIN
+        } else {
+            LOSS
+        }
+    })
+}
+
+/// Whether `status` (for `prover`) is good for `mover`: a prover win when the mover is the
+/// prover, a prover non-win otherwise. This is the two-valued view every suite-II solver
+/// takes: at the opponent's nodes "winning" means keeping the prover from a win (a draw
+/// counts for the opponent).
+#[inline]
+pub(crate) fn good_for(status: i8, mover: Color, prover: Color) -> bool {
+    (status == WIN) == (mover == prover)
+}
+
+/// The solve result of a status.
+pub(crate) fn result_of(status: i8) -> SolveResult {
+    match status {
+        WIN => SolveResult::Win,
+        LOSS => SolveResult::Loss,
+        _ => SolveResult::Unknown,
+    }
+}
+
+/// A random playout from `g` (uniform legal moves, at most `max_plies` plies). Returns
+/// whether the side to move at `g` "wins" in the two-valued sense of [`good_for`] and the
+/// sum of the branching factors met along the way (Expected Work Search's work estimate).
+pub(crate) fn playout<G: SolverGame>(
+    g: &G,
+    prover: Color,
+    rng: &mut Rng,
+    max_plies: usize,
+    buf: &mut Vec<Move>,
+) -> (bool, f64) {
+    let me = g.to_move();
+    let mut p = g.clone();
+    let mut work = 0.0f64;
+    for _ in 0..max_plies {
+        if p.outcome().is_some() {
+            break;
+        }
+        p.legal_moves(buf);
+        if buf.is_empty() {
+            break;
+        }
+        work += buf.len() as f64;
+        let m = buf[rng.below(buf.len())];
+        p.play_unchecked(m);
+    }
+    let prover_won = p.outcome() == Some(Outcome::Win(prover));
+    // Cut off without a result: count it as not proven (the opponent's side).
+    ((me == prover) == prover_won, work.max(1.0))
+}
+
+/// State shared by the suite-II solvers: options, knowledge, the solved table, the last
+/// result (for [`Solver::proof_tree`]).
+pub(crate) struct Common<G: SolverGame> {
+    pub opts: SolverOptions,
+    pub know: KnowledgeState,
+    pub tt: Tt,
+    /// Keys include the history ([`GhiMode::Exact`] on a history-sensitive game).
+    pub exact: bool,
+    pub last: Option<(G, Color, SolveResult)>,
+    /// Knowledge nodes at the start of the current solve.
+    pub know_before: u64,
+}
+
+impl<G: SolverGame> Common<G> {
+    /// Options `opts`, a solved table of `tt_bytes` bytes.
+    pub fn new(opts: SolverOptions, tt_bytes: usize) -> Self {
+        Common {
+            know: KnowledgeState::new(opts.knowledge.clone()),
+            tt: Tt::new(tt_bytes),
+            exact: G::HISTORY_SENSITIVE && opts.ghi == GhiMode::Exact,
+            last: None,
+            know_before: 0,
+            opts,
+        }
+    }
+
+    /// The table key of `g` for `prover`, where `hist` is the history hash of `g`.
+    #[inline]
+    pub fn key(&self, g: &G, prover: Color, hist: u64) -> u64 {
+        let mut k = if self.exact {
+            // Stones, side to move, the positions seen and the last move fix legality.
+            let last = g.last_move().map_or(0, |m| m as u64 + 1);
+            g.hash() ^ mix(hist ^ last.wrapping_mul(0xa076_1d64_78bd_642f))
+        } else {
+            g.solver_key()
+        };
+        if prover == Color::White {
+            k ^= WHITE_PROVER;
+        }
+        k
+    }
+
+    /// The history hash of a search root (replays the game once).
+    pub fn root_hist(&self, g: &G) -> u64 {
+        if self.exact {
+            g.history_root()
+        } else {
+            0
+        }
+    }
+
+    /// The history hash right after a move was played from a node with `hist`.
+    #[inline]
+    pub fn child_hist(&self, g: &G, hist: u64) -> u64 {
+        if self.exact {
+            hist ^ g.history_mark()
+        } else {
+            0
+        }
+    }
+
+    /// The stored status of `key`.
+    #[inline]
+    pub fn stored(&self, key: u64) -> i8 {
+        match self.tt.get(key) {
+            Some(e) if e.proven() => WIN,
+            Some(e) if e.disproven() => LOSS,
+            _ => UNKNOWN,
+        }
+    }
+
+    /// Records a solved position (`best`: the move that decides it, or [`NO_MOVE`]). An
+    /// entry that is already solved is kept (it may carry the move).
+    pub fn store(&mut self, key: u64, status: i8, best: Move, effort: u64) {
+        if status == UNKNOWN || self.stored(key) != UNKNOWN {
+            return;
+        }
+        let (pn, dn) = if status == WIN { (0, INF) } else { (INF, 0) };
+        self.tt.put(key, pn, dn, effort.max(1), best);
+    }
+
+    /// Knowledge at a node where the prover is to move: a forced win found by the game's
+    /// special search, recorded under `key`.
+    pub fn knowledge(&mut self, g: &mut G, prover: Color, key: u64) -> Option<Move> {
+        if g.to_move() != prover {
+            return None;
+        }
+        let m = g.knowledge_win(&mut self.know)?;
+        self.store(key, WIN, m, 1);
+        Some(m)
+    }
+
+    /// Statistics of a finished solve; `extra_bytes` is the node pool's memory.
+    pub fn stats(&self, budget: &Budget, extra_bytes: usize) -> SolveStats {
+        let seconds = budget.elapsed().as_secs_f64();
+        SolveStats {
+            nodes: budget.nodes,
+            seconds,
+            nodes_per_second: budget.nodes as f64 / seconds.max(1e-9),
+            tt_used: self.tt.used(),
+            tt_capacity: self.tt.capacity(),
+            tt_bytes: self.tt.bytes() + extra_bytes,
+            knowledge_nodes: self.know.nodes - self.know_before,
+        }
+    }
+
+    /// The solution tree of the last proven result.
+    pub fn proof_tree(&mut self) -> Option<ProofTree> {
+        let (root, prover, result) = self.last.clone()?;
+        if result == SolveResult::Unknown {
+            return None;
+        }
+        let mut know = KnowledgeState::new(self.opts.knowledge.clone());
+        let mut oracle = SuiteOracle {
+            common: self,
+            fallback: None,
+            left: 0,
+        };
+        oracle.left = oracle.common.opts.proof_search_nodes;
+        let max = oracle.common.opts.proof_max_nodes;
+        let kb = oracle.common.opts.proof_search_nodes;
+        proof::build(&root, prover, result, &mut oracle, &mut know, max, kb)
+    }
+}
+
+/// The proof-build oracle of the suite-II solvers: the solved table first, else a DFPN
+/// re-search (one solver kept across calls, so its table helps the later ones), all within
+/// one node budget.
+struct SuiteOracle<'a, G: SolverGame> {
+    common: &'a Common<G>,
+    fallback: Option<Box<dyn Solver<G>>>,
+    left: u64,
+}
+
+impl<G: SolverGame> SuiteOracle<'_, G> {
+    /// A DFPN re-search of `g`: its result, charged to the budget.
+    fn research(&mut self, g: &G, prover: Color) -> (SolveResult, Option<Move>) {
+        if self.left == 0 {
+            return (SolveResult::Unknown, None);
+        }
+        if self.fallback.is_none() {
+            let mut o = self.common.opts.clone();
+            o.memory_bytes = (self.common.opts.tt_bytes() / 4).max(1 << 20);
+            self.fallback = solver_by_name::<G>("dfpn", &o).ok();
+        }
+        let Some(s) = self.fallback.as_mut() else {
+            return (SolveResult::Unknown, None);
+        };
+        let stop = AtomicBool::new(false);
+        let out = s.solve(g, prover, &Limits::nodes(self.left), &stop, &mut |_| {});
+        self.left = self.left.saturating_sub(out.stats.nodes.max(1));
+        (out.result, out.best)
+    }
+}
+
+impl<G: SolverGame> ProofOracle<G> for SuiteOracle<'_, G> {
+    fn lookup(&mut self, g: &mut G, prover: Color, result: SolveResult) -> Option<Move> {
+        let c = self.common;
+        let hist = c.root_hist(g);
+        let want = if result == SolveResult::Win {
+            WIN
+        } else {
+            LOSS
+        };
+        let mut moves = Vec::new();
+        g.legal_moves(&mut moves);
+        if let Some(e) = c.tt.get(c.key(g, prover, hist)) {
+            let solved = if want == WIN {
+                e.proven()
+            } else {
+                e.disproven()
+            };
+            if solved && e.best != NO_MOVE && moves.contains(&e.best) {
+                return Some(e.best);
+            }
+        }
+        for &m in &moves {
+            g.play_unchecked(m);
+            let ok = match g.outcome() {
+                Some(o) => satisfies(o, prover, result),
+                None => c.stored(c.key(g, prover, c.child_hist(g, hist))) == want,
+            };
+            g.undo();
+            if ok {
+                return Some(m);
+            }
+        }
+        None
+    }
+
+    fn choose(&mut self, g: &mut G, prover: Color, result: SolveResult) -> Option<Move> {
+        if let Some(m) = self.lookup(g, prover, result) {
+            return Some(m);
+        }
+        let mut moves = Vec::new();
+        g.legal_moves(&mut moves);
+        if result == SolveResult::Win && g.to_move() == prover {
+            // DFPN reports the proven winning move at the root when the prover moves.
+            let (r, best) = self.research(g, prover);
+            return best.filter(|m| r == SolveResult::Win && moves.contains(m));
+        }
+        // The opponent chooses a refutation: find a child that DFPN disproves.
+        for &m in &moves {
+            g.play_unchecked(m);
+            let ok = match g.outcome() {
+                Some(o) => satisfies(o, prover, result),
+                None => self.research(g, prover).0 == result,
+            };
+            g.undo();
+            if ok {
+                return Some(m);
+            }
+        }
+        None
+    }
+}
