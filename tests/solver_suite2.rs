@@ -193,6 +193,7 @@ type Tally = HashMap<&'static str, (usize, usize, usize)>;
 
 /// Solves `g` with the suite-II solvers, checks against `truth`, collects win proofs (SGF
 /// text) and checks loss trees with the library checker.
+#[allow(clippy::too_many_arguments)]
 fn check_position<G: SolverGame>(
     g: &G,
     prover: Color,
