@@ -527,3 +527,71 @@ fn stop_flag_and_limits_are_honoured() {
         );
     }
 }
+
+/// A stand-in for a network: uniform priors, value 0, constant proof costs; records the
+/// largest batch it was given.
+struct MockNet {
+    max_batch: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+}
+
+impl<G: Game> pcn::search::solver::Heuristic<G> for MockNet {
+    fn name(&self) -> &'static str {
+        "mock-net"
+    }
+
+    fn evaluate_batch(&mut self, positions: &[&G], out: &mut [pcn::search::solver::Evaluation]) {
+        self.max_batch
+            .fetch_max(positions.len(), std::sync::atomic::Ordering::Relaxed);
+        let mut legal = Vec::new();
+        for (g, e) in positions.iter().zip(out.iter_mut()) {
+            e.reset(g.num_actions());
+            g.legal_moves(&mut legal);
+            for &m in &legal {
+                e.policy[m as usize] = 1.0 / legal.len() as f32;
+            }
+            e.value = 0.0;
+            e.cost = Some([1.0, 1.5]);
+        }
+    }
+
+    fn has_cost(&self) -> bool {
+        true
+    }
+}
+
+#[test]
+fn network_style_heuristics_plug_in_and_children_are_batched() {
+    use pcn::search::solver::solver_with_heuristic;
+    let mut checked = 0;
+    for mut g in gomoku_positions(6, Rule::Freestyle, 22, 12, 901) {
+        let prover = g.to_move();
+        let Some(truth) = Brute::new(200_000, gomoku_key).wins(&mut g, prover) else {
+            continue;
+        };
+        for name in SUITE2 {
+            let max_batch = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+            let h = Box::new(MockNet {
+                max_batch: max_batch.clone(),
+            });
+            let mut s = solver_with_heuristic::<Gomoku>(name, &opts(4), h).expect("solver");
+            let stop = AtomicBool::new(false);
+            let o = s.solve(&g, prover, &Limits::nodes(60_000), &stop, &mut |_| {});
+            if o.result != SolveResult::Unknown {
+                assert_eq!(
+                    o.result == SolveResult::Win,
+                    truth,
+                    "{name} with a network-style heuristic"
+                );
+                s.proof_tree().expect("tree").check(&g).expect("sound");
+                checked += 1;
+            }
+            if matches!(name, "ppn" | "ews") && o.stats.nodes > 20 {
+                assert!(
+                    max_batch.load(std::sync::atomic::Ordering::Relaxed) > 1,
+                    "{name}: children not batched"
+                );
+            }
+        }
+    }
+    assert!(checked >= 10, "only {checked} results checked");
+}

@@ -227,13 +227,17 @@ impl<G: SolverGame> Ews<G> {
             return;
         }
         self.heuristic.evaluate_batch(&[g], &mut self.eval[..1]);
-        let e = &self.eval[0];
+        Self::init_from(&self.eval[0], self.heuristic.has_cost(), g, ch);
+    }
+
+    /// Initial numbers of a child from its evaluation (networks: value and proof costs).
+    fn init_from(e: &Evaluation, has_cost: bool, g: &G, ch: &mut Node) {
         let v = e.value.clamp(-1.0, 1.0) as f64;
         // The value is for the side to move; "winning" for the opponent includes draws,
         // which a value of 0 already sits between.
         ch.wr = ((v + 1.0) * 0.5).clamp(0.01, 0.99);
         let me = g.to_move();
-        match e.cost.filter(|_| self.heuristic.has_cost()) {
+        match e.cost.filter(|_| has_cost) {
             Some(c) => {
                 ch.ew_win = 10f64.powf(c[me.index()] as f64).clamp(1.0, EW_MAX);
                 ch.ew_loss = 10f64.powf(c[me.opp().index()] as f64).clamp(1.0, EW_MAX);
@@ -275,6 +279,8 @@ impl<G: SolverGame> Ews<G> {
         }
         let first = self.nodes.len() as u32;
         let moves = std::mem::take(&mut self.moves);
+        // Children for the heuristic, evaluated as one batch (a network's natural unit).
+        let mut pending: Vec<(usize, G)> = Vec::new();
         for &m in &moves {
             g.play_unchecked(m);
             let mut ch = Node::new(m);
@@ -287,8 +293,10 @@ impl<G: SolverGame> Ews<G> {
                     .stored(self.c.key(g, prover, self.c.child_hist(g, hist)));
                 if s != UNKNOWN {
                     Self::set_solved(&mut ch, s, cm, prover);
-                } else {
+                } else if self.playouts {
                     self.init_child(g, prover, &mut ch);
+                } else {
+                    pending.push((self.nodes.len(), g.clone()));
                 }
             }
             g.undo();
@@ -301,6 +309,16 @@ impl<G: SolverGame> Ews<G> {
             }
         }
         self.moves = moves;
+        if !pending.is_empty() {
+            let refs: Vec<&G> = pending.iter().map(|(_, c)| c).collect();
+            self.eval.resize_with(refs.len(), Evaluation::default);
+            self.heuristic
+                .evaluate_batch(&refs, &mut self.eval[..refs.len()]);
+            let has_cost = self.heuristic.has_cost();
+            for ((k, c), e) in pending.iter().zip(self.eval.iter()) {
+                Self::init_from(e, has_cost, c, &mut self.nodes[*k]);
+            }
+        }
         let count = (self.nodes.len() - first as usize) as u16;
         let n = &mut self.nodes[idx];
         n.first = first;

@@ -218,8 +218,8 @@ pub struct SolverOptions {
     pub proof_search_nodes: u64,
     /// Largest proof tree [`Solver::proof_tree`] builds (nodes); larger gives `None`.
     pub proof_max_nodes: usize,
-    /// GPN-MCTS: weight `C_pn` of the proof-number bias (tuned on the 7x7 Killall-Go and
-    /// 6x6 Gomoku test positions; 0 gives plain MCTS).
+    /// GPN-MCTS: weight `C_pn` of the proof-number bias (0 gives plain MCTS; see
+    /// docs/solving.md, "Solver suite II", for the small tuning run behind the default).
     pub c_pn: f32,
     /// GPN-MCTS: the bias function (PNRank, PNMax, PNSum).
     pub pn_bias: PnBias,
@@ -243,7 +243,7 @@ impl Default for SolverOptions {
             playout_plies: 400,
             proof_search_nodes: 2_000_000,
             proof_max_nodes: 5_000_000,
-            c_pn: 1.0,
+            c_pn: 0.3,
             pn_bias: PnBias::default(),
             ppn_theta: 0.02,
         }

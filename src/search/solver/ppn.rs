@@ -163,7 +163,8 @@ impl<G: SolverGame> Ppn<G> {
         let theta = self.c.opts.ppn_theta;
         let first = self.nodes.len() as u32;
         let moves = std::mem::take(&mut self.moves);
-        let mut created = 0;
+        // Children to evaluate, as one batch (a network evaluates them together).
+        let mut pending: Vec<(usize, G)> = Vec::new();
         for &m in &moves {
             g.play_unchecked(m);
             let mut ch = Node::new(m, 0.5);
@@ -178,17 +179,26 @@ impl<G: SolverGame> Ppn<G> {
                     ch.status = s;
                     ch.p = p_of(s);
                 } else {
-                    self.heuristic.evaluate_batch(&[&*g], &mut self.eval[..1]);
-                    let v = self.eval[0].value.clamp(-1.0, 1.0) as f64;
-                    let v = if g.to_move() == prover { v } else { -v };
-                    ch.p = ((v + 1.0) * 0.5).clamp(theta, 1.0 - theta);
-                    created += 1;
+                    pending.push((self.nodes.len(), g.clone()));
                 }
             }
             g.undo();
             self.nodes.push(ch);
             budget.nodes += 1;
         }
+        if !pending.is_empty() {
+            let refs: Vec<&G> = pending.iter().map(|(_, c)| c).collect();
+            self.eval
+                .resize_with(refs.len().max(1), Evaluation::default);
+            self.heuristic
+                .evaluate_batch(&refs, &mut self.eval[..refs.len()]);
+            for ((k, c), e) in pending.iter().zip(self.eval.iter()) {
+                let v = e.value.clamp(-1.0, 1.0) as f64;
+                let v = if c.to_move() == prover { v } else { -v };
+                self.nodes[*k].p = ((v + 1.0) * 0.5).clamp(theta, 1.0 - theta);
+            }
+        }
+        let created = pending.len() as u64;
         self.moves = moves;
         let count = (self.nodes.len() - first as usize) as u16;
         let n = &mut self.nodes[idx];
