@@ -119,7 +119,7 @@ fn svg(runs: &[Run], title: &str, limit: f64) -> String {
                 t + ph,
                 t + ph + 16.0,
                 if s < 1.0 {
-                    format!("{s}")
+                    format!("{}", (s * 1000.0).round() / 1000.0)
                 } else {
                     format!("{s:.0}")
                 }
@@ -127,6 +127,15 @@ fn svg(runs: &[Run], title: &str, limit: f64) -> String {
         }
         tick *= 10.0;
     }
+    // The limit itself, where the curves end.
+    let _ = writeln!(
+        o,
+        r##"<line x1="{0:.1}" y1="{t}" x2="{0:.1}" y2="{1}" stroke="#999" stroke-dasharray="4 3"/><text x="{0:.1}" y="{2}" text-anchor="middle">{3}</text>"##,
+        x_of(limit),
+        t + ph,
+        t - 4.0,
+        format!("limit {limit} s")
+    );
     let ystep = if ymax > 40.0 { 10.0 } else { 5.0 };
     let mut yv = 0.0;
     while yv <= ymax {
