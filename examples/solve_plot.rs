@@ -130,11 +130,11 @@ fn svg(runs: &[Run], title: &str, limit: f64) -> String {
     // The limit itself, where the curves end.
     let _ = writeln!(
         o,
-        r##"<line x1="{0:.1}" y1="{t}" x2="{0:.1}" y2="{1}" stroke="#999" stroke-dasharray="4 3"/><text x="{0:.1}" y="{2}" text-anchor="middle">{3}</text>"##,
+        r##"<line x1="{0:.1}" y1="{t}" x2="{0:.1}" y2="{1}" stroke="#999" stroke-dasharray="4 3"/><text x="{0:.1}" y="{2}" text-anchor="middle">limit {3} s</text>"##,
         x_of(limit),
         t + ph,
         t - 4.0,
-        format!("limit {limit} s")
+        limit
     );
     let ystep = if ymax > 40.0 { 10.0 } else { 5.0 };
     let mut yv = 0.0;
