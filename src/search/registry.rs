@@ -19,8 +19,11 @@ pub const DEFAULT_PLAYER_SOLVER: &str = "fdfpn";
 /// table is 64 MiB too).
 const SOLVER_PLAYER_TABLE_BYTES: usize = 64 << 20;
 
-/// The `solver` player: the named solver (with VCF knowledge) for 30 % of each move, then
-/// the `pcn` alpha-beta player (see [`super::solver_player`]).
+/// Fraction of each move the `solver` player gives its solver.
+pub const SOLVER_PLAYER_SHARE: f64 = 0.1;
+
+/// The `solver` player: the named solver (with VCF knowledge) for [`SOLVER_PLAYER_SHARE`] of
+/// each move, then the `pcn` alpha-beta player (see [`super::solver_player`]).
 pub fn solver_player(solver: &str, seed: u64) -> Option<SolverPlayer<Gomoku>> {
     let opts = SolverOptions {
         memory_bytes: SOLVER_PLAYER_TABLE_BYTES,
@@ -32,7 +35,10 @@ pub fn solver_player(solver: &str, seed: u64) -> Option<SolverPlayer<Gomoku>> {
         "solver",
         s,
         Box::new(AlphaBeta::new()),
-        SolverPlay::default(),
+        SolverPlay {
+            share: SOLVER_PLAYER_SHARE,
+            loss_is_lost: false,
+        },
     ))
 }
 
