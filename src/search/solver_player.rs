@@ -20,7 +20,7 @@
 //! The solver's tables persist between moves (they hold proven sub-positions of the game);
 //! [`Searcher::clear`] clears both parts.
 
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use super::solver::{SolveEvent, SolveOutcome, SolveResult, Solver, SolverGame};
@@ -127,6 +127,45 @@ fn progress_event(e: &SolveEvent) -> Option<SearchEvent> {
     }
 }
 
+/// Sets both flags when dropped: ends [`solve_until`]'s watcher even if the solver panics.
+struct EndOnDrop<'a>(&'a AtomicBool, &'a AtomicBool);
+
+impl Drop for EndOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+        self.1.store(true, Ordering::Relaxed);
+    }
+}
+
+/// `solver.solve` with a stop flag that a watcher thread sets at `deadline` (or when `stop`
+/// is set). The solvers read the clock only every 256 nodes, and a node can carry a
+/// knowledge search of thousands of threat nodes, so their own time limit can be overrun by
+/// far more than a move's margin; the flag is read at every node.
+fn solve_until<G: SolverGame>(
+    solver: &mut dyn Solver<G>,
+    game: &G,
+    limits: &Limits,
+    stop: &AtomicBool,
+    deadline: Instant,
+    on_event: &mut dyn FnMut(&SolveEvent),
+) -> SolveOutcome {
+    let local = AtomicBool::new(false);
+    let done = AtomicBool::new(false);
+    std::thread::scope(|sc| {
+        let (local, done) = (&local, &done);
+        sc.spawn(move || {
+            while !done.load(Ordering::Relaxed) {
+                if stop.load(Ordering::Relaxed) || Instant::now() >= deadline {
+                    local.store(true, Ordering::Relaxed);
+                }
+                std::thread::sleep(Duration::from_millis(1));
+            }
+        });
+        let _end = EndOnDrop(local, done);
+        solver.solve(game, game.to_move(), limits, local, on_event)
+    })
+}
+
 /// Runs `solver` on `game` for the side to move with [`SolverPlay::share`] of `limits`, then
 /// `fallback` with the rest when the result does not decide the move (see the module docs).
 /// Returns the move to play; `proven` is set only from the solver's proof (or from the
@@ -148,11 +187,15 @@ pub fn solve_then_search<G: SolverGame>(
         return fallback.search(game, limits, stop, on_event);
     }
     let sl = solver_limits(limits, cfg.share);
-    let out: SolveOutcome = solver.solve(game, me, &sl, stop, &mut |e| {
+    let mut relay = |e: &SolveEvent| {
         if let Some(ev) = progress_event(e) {
             on_event(&ev);
         }
-    });
+    };
+    let out: SolveOutcome = match sl.time {
+        Some(t) => solve_until(solver, game, &sl, stop, start + t, &mut relay),
+        None => solver.solve(game, me, &sl, stop, &mut relay),
+    };
     let best = out.best.filter(|m| legal.contains(m));
     if let Some((mv, win)) = decided_move(&out, &legal, cfg.loss_is_lost) {
         let r = decided_result(game, mv, win, out.stats.nodes);
