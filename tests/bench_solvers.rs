@@ -18,11 +18,10 @@ fn bench_runs_every_solver_deterministically() {
     for solver in SOLVER_NAMES {
         for label in &labels {
             let name = format!("{solver}:{label}");
-            let line = a
-                .0
-                .iter()
-                .find(|l| l.0 == name)
-                .unwrap_or_else(|| panic!("no bench line {name}"));
+            let line =
+                a.0.iter()
+                    .find(|l| l.0 == name)
+                    .unwrap_or_else(|| panic!("no bench line {name}"));
             assert!(line.1 > 0, "{name}: no nodes");
             // 3000 / 30 = 100 nodes: enough for the VCF at the root; the won 9x9 position
             // is never disproven; the openings stay open.

@@ -106,7 +106,13 @@ fn black_still_wins_after(g: &Gomoku, v: &str) -> bool {
     };
     let mut s = solver_by_name::<Gomoku>("dfpn", &opts).unwrap();
     let stop = AtomicBool::new(false);
-    let o = s.solve(&after, Color::Black, &Limits::nodes(200_000), &stop, &mut |_| {});
+    let o = s.solve(
+        &after,
+        Color::Black,
+        &Limits::nodes(200_000),
+        &stop,
+        &mut |_| {},
+    );
     o.result == SolveResult::Win
 }
 
@@ -114,7 +120,15 @@ fn black_still_wins_after(g: &Gomoku, v: &str) -> bool {
 fn proven_genmove_plays_a_winning_move() {
     for solver in ["dfpn", "fdfpn", "mcts"] {
         let mut e = Live::start(&[
-            "gtp", "--game", "gomoku", "--size", "9", "--move-time", "1", "--solver", solver,
+            "gtp",
+            "--game",
+            "gomoku",
+            "--size",
+            "9",
+            "--move-time",
+            "1",
+            "--solver",
+            solver,
         ]);
         let g = setup(&mut e);
         let t0 = Instant::now();
@@ -122,7 +136,10 @@ fn proven_genmove_plays_a_winning_move() {
         let r = e.response();
         let el = t0.elapsed();
         let v = r[0].strip_prefix("= ").expect("a move");
-        assert!(black_still_wins_after(&g, v), "{solver}: {v} gives the win away");
+        assert!(
+            black_still_wins_after(&g, v),
+            "{solver}: {v} gives the win away"
+        );
         // A proof is answered at once, not after the whole move time.
         assert!(el < Duration::from_millis(900), "{solver}: took {el:?}");
     }
@@ -146,14 +163,20 @@ fn genmove_with_a_solver_answers_in_time() {
             let el = t0.elapsed();
             assert!(r[0].starts_with("= "), "{r:?}");
             assert!(el < Duration::from_millis(1000), "{solver} {color}: {el:?}");
-            assert!(el > Duration::from_millis(300), "{solver}: searched only {el:?}");
+            assert!(
+                el > Duration::from_millis(300),
+                "{solver}: searched only {el:?}"
+            );
         }
     }
 }
 
 #[test]
 fn analysis_shows_the_proven_move_as_certain() {
-    for (cmd, certain) in [("lz-analyze B 10", "10000"), ("kata-analyze B 10", "1.000000")] {
+    for (cmd, certain) in [
+        ("lz-analyze B 10", "10000"),
+        ("kata-analyze B 10", "1.000000"),
+    ] {
         let mut e = Live::start(&["gtp", "--game", "gomoku", "--size", "9"]);
         let g = setup(&mut e);
         e.send(&format!("{cmd}\n"));

@@ -20,7 +20,14 @@ fn tmp_dir(name: &str) -> PathBuf {
 
 fn solve(proof_dir: &Path, proof_time: &str) -> (Value, String, Option<i32>) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_pcn"))
-        .args(["solve", "--rule", "freestyle", "--nodes", "50000", "--proof-dir"])
+        .args([
+            "solve",
+            "--rule",
+            "freestyle",
+            "--nodes",
+            "50000",
+            "--proof-dir",
+        ])
         .arg(proof_dir)
         .args(["--proof-time", proof_time, "-"])
         .stdin(Stdio::piped())
@@ -35,7 +42,11 @@ fn solve(proof_dir: &Path, proof_time: &str) -> (Value, String, Option<i32>) {
     let o: Output = child.wait_with_output().expect("wait pcn");
     let out = String::from_utf8_lossy(&o.stdout).into_owned();
     let v: Value = serde_json::from_str(out.lines().next().expect("a JSON line")).expect("JSON");
-    (v, String::from_utf8_lossy(&o.stderr).into_owned(), o.status.code())
+    (
+        v,
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+        o.status.code(),
+    )
 }
 
 fn row_count(summary: &str, row: &str) -> Option<String> {
@@ -54,14 +65,34 @@ fn win_without_proof_is_counted_separately() {
     assert!(v["proof"].is_null());
     let why = v["proof_error"].as_str().expect("proof_error");
     assert!(why.contains("--proof-time"), "{why}");
-    assert_eq!(row_count(&summary, "win").as_deref(), Some("0"), "{summary}");
-    assert_eq!(row_count(&summary, "win-noproof").as_deref(), Some("1"), "{summary}");
-    assert_eq!(row_count(&summary, "solved").as_deref(), Some("1"), "{summary}");
+    assert_eq!(
+        row_count(&summary, "win").as_deref(),
+        Some("0"),
+        "{summary}"
+    );
+    assert_eq!(
+        row_count(&summary, "win-noproof").as_deref(),
+        Some("1"),
+        "{summary}"
+    );
+    assert_eq!(
+        row_count(&summary, "solved").as_deref(),
+        Some("1"),
+        "{summary}"
+    );
 
     let (v, summary, code) = solve(&dir, "30");
     assert_eq!(code, Some(0), "{summary}");
     assert!(v["proof"].is_string(), "{v}");
     assert!(v["proof_seconds"].as_f64().is_some_and(|s| s < 30.0), "{v}");
-    assert_eq!(row_count(&summary, "win").as_deref(), Some("1"), "{summary}");
-    assert_eq!(row_count(&summary, "win-noproof").as_deref(), Some("0"), "{summary}");
+    assert_eq!(
+        row_count(&summary, "win").as_deref(),
+        Some("1"),
+        "{summary}"
+    );
+    assert_eq!(
+        row_count(&summary, "win-noproof").as_deref(),
+        Some("0"),
+        "{summary}"
+    );
 }

@@ -190,7 +190,10 @@ fn run_gtp(
     if opts.solver != gtp::NO_SOLVER
         && !crate::search::solver::SOLVER_NAMES.contains(&opts.solver.as_str())
     {
-        eprintln!("pcn: unknown solver '{}' (dfpn, fdfpn, mcts, none)", a.solver);
+        eprintln!(
+            "pcn: unknown solver '{}' (dfpn, fdfpn, mcts, none)",
+            a.solver
+        );
         return 2;
     }
     let out = std::io::stdout().lock();

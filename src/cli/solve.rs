@@ -569,8 +569,7 @@ impl Run {
         if let (Some(dir), SolveResult::Win) = (self.args.proof_dir.clone(), out.result) {
             let budget = self.proof_budget(seconds);
             let t0 = Instant::now();
-            let (built, back) =
-                extract_proof(slot, g.to_move(), self.args.proof_max_nodes, budget);
+            let (built, back) = extract_proof(slot, g.to_move(), self.args.proof_max_nodes, budget);
             rec.proof_seconds = Some(t0.elapsed().as_secs_f64());
             if !back {
                 // The abandoned extraction keeps the solver; the next problem gets a new one.
@@ -657,7 +656,10 @@ fn extract_proof<G: SolverGame>(
             let _ = tx.send((tree, solver));
         });
     if let Err(e) = spawned {
-        return (Err(format!("cannot start the proof extraction: {e}")), false);
+        return (
+            Err(format!("cannot start the proof extraction: {e}")),
+            false,
+        );
     }
     match rx.recv_timeout(budget) {
         Ok((tree, solver)) => {

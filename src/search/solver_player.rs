@@ -83,7 +83,11 @@ pub fn proven_candidate(mv: Move, win: bool, visits: u64) -> Candidate {
 /// The move a solver's outcome decides, with whether it wins: a proven win's move, or (when
 /// `loss_is_lost`) a proven loss's hardest refutation; `None` when the fallback must choose
 /// (unknown, a disproof in a game with draws, or a move that is not in `legal`).
-pub fn decided_move(out: &SolveOutcome, legal: &[Move], loss_is_lost: bool) -> Option<(Move, bool)> {
+pub fn decided_move(
+    out: &SolveOutcome,
+    legal: &[Move],
+    loss_is_lost: bool,
+) -> Option<(Move, bool)> {
     let best = out.best.filter(|m| legal.contains(m))?;
     match out.result {
         SolveResult::Win => Some((best, true)),
@@ -285,7 +289,11 @@ impl<G: SolverGame> Searcher<G> for SolverPlayer<G> {
 
     /// Half of the budget each for the solver's table and the fallback's.
     fn set_memory(&mut self, bytes: usize) {
-        let half = if bytes == 0 { 0 } else { (bytes / 2).max(1 << 20) };
+        let half = if bytes == 0 {
+            0
+        } else {
+            (bytes / 2).max(1 << 20)
+        };
         self.solver.set_memory(half);
         self.fallback.set_memory(half);
     }
@@ -321,7 +329,8 @@ mod tests {
         play(&mut g, "C3 J9 D3 J7 B3 A9");
         for name in ["dfpn", "fdfpn", "mcts"] {
             let solver = solver_by_name::<Gomoku>(name, &opts()).unwrap();
-            let mut p = SolverPlayer::new("solver", solver, Box::new(Greedy), SolverPlay::default());
+            let mut p =
+                SolverPlayer::new("solver", solver, Box::new(Greedy), SolverPlay::default());
             let stop = AtomicBool::new(false);
             let mut proven_ev = false;
             let r = p.search(&g, &Limits::nodes(20_000), &stop, &mut |e| {
@@ -335,8 +344,19 @@ mod tests {
             let mut after = g.clone();
             after.play(m).unwrap();
             let mut check = solver_by_name::<Gomoku>("dfpn", &opts()).unwrap();
-            let o = check.solve(&after, Color::Black, &Limits::nodes(50_000), &stop, &mut |_| {});
-            assert_eq!(o.result, SolveResult::Win, "{name} played {}", g.move_to_gtp(m));
+            let o = check.solve(
+                &after,
+                Color::Black,
+                &Limits::nodes(50_000),
+                &stop,
+                &mut |_| {},
+            );
+            assert_eq!(
+                o.result,
+                SolveResult::Win,
+                "{name} played {}",
+                g.move_to_gtp(m)
+            );
         }
     }
 
