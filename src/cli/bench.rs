@@ -1,7 +1,9 @@
 //! `pcn bench`: a fixed list of Gomoku positions searched by the main player to fixed node
-//! counts on one thread. Prints per-position nodes and best move and ends with
+//! counts on one thread, then every solver (mcts, dfpn, fdfpn) on fixed Gomoku and
+//! Killall-Go positions with a node limit ([`SOLVER_NODES_DIVISOR`] times smaller). Prints
+//! per-position nodes and best move (and the solvers' results) and ends with
 //! `Bench: <total-nodes> <hash>`, where the hash (FNV-1a, 8 hex digits) covers every node
-//! count and move, so two runs of the same build must print the same line.
+//! count, move and result, so two runs of the same build must print the same line.
 //! `pcn bench --speed` prints throughput figures instead.
 
 use std::sync::atomic::AtomicBool;
@@ -10,8 +12,10 @@ use std::time::{Duration, Instant};
 use clap::Args as ClapArgs;
 
 use crate::game::gomoku::{Gomoku, Rule};
+use crate::game::killallgo::{KillallGo, Variant};
 use crate::game::{Game, Move};
 use crate::search::alphabeta::AlphaBeta;
+use crate::search::solver::{solver_by_name, SolverGame, SolverOptions, SOLVER_NAMES};
 use crate::search::{Limits, Searcher};
 use crate::util::Rng;
 
@@ -133,6 +137,43 @@ pub const POSITIONS: &[BenchPosition] = &[
     },
 ];
 
+/// The solvers' node limit per position is the bench budget divided by this.
+pub const SOLVER_NODES_DIVISOR: u64 = 30;
+
+/// Gomoku positions of the solver part: (bench position, label). The 9x9 one is a forced win
+/// for Black; the others are not solved within the limit (the node count still checks the
+/// search).
+pub const SOLVER_GOMOKU: &[BenchPosition] = &[
+    BenchPosition {
+        name: "free9-won",
+        width: 9,
+        height: 9,
+        rule: Rule::Freestyle,
+        moves: "C3 J9 D3 J7 E5 A9 D5 J1",
+    },
+    BenchPosition {
+        name: "4t15",
+        width: 15,
+        height: 15,
+        rule: Rule::FourT,
+        moves: "H8 H9 J8 J9 K7 G7",
+    },
+    BenchPosition {
+        name: "tac-vcf",
+        width: 15,
+        height: 15,
+        rule: Rule::Freestyle,
+        moves: "H8 G7 J9 G9 K10 G8 H7 L11 J7 F7 K7 L7 H10 A1 J11 A15",
+    },
+];
+
+/// Killall-Go positions of the solver part: (label, variant, moves after the forced opening).
+pub const SOLVER_KILLALLGO: &[(&str, Variant, &str)] = &[
+    ("kgo9-open", Variant::Pcn9, ""),
+    ("kgo9-mid", Variant::Pcn9, "E5 D5 E4 D4 E6"),
+    ("kgo7-open", Variant::Seven, "C4 pass E4 D4"),
+];
+
 /// Sets up a bench position (an error names the bad move).
 pub fn setup(p: &BenchPosition) -> Result<Gomoku, String> {
     let mut g = Gomoku::new(p.width, p.height, p.rule).map_err(|e| e.to_string())?;
@@ -154,8 +195,50 @@ fn fnv(mut h: u32, bytes: &[u8]) -> u32 {
     h
 }
 
-/// One bench line per position: (name, nodes, best move as GTP).
+/// One bench line per position: (name, nodes, best move as GTP; for the solvers followed by
+/// the result).
 pub type BenchLine = (String, u64, String);
+
+/// A Killall-Go solver bench position.
+fn setup_killallgo(variant: Variant, moves: &str) -> Result<KillallGo, String> {
+    let mut g = KillallGo::after_opening(variant);
+    for s in moves.split_whitespace() {
+        let m = g.parse_gtp(s).map_err(|e| format!("{s}: {e}"))?;
+        g.play(m).map_err(|e| format!("{s}: {e}"))?;
+    }
+    Ok(g)
+}
+
+/// Runs every solver on `g` (prover: the side to move) with `nodes` and fresh tables, adding
+/// to the lines, the total and the hash.
+fn bench_solvers<G: SolverGame>(
+    label: &str,
+    g: &G,
+    nodes: u64,
+    acc: &mut (Vec<BenchLine>, u64, u32),
+) -> Result<(), String> {
+    let stop = AtomicBool::new(false);
+    let opts = SolverOptions {
+        memory_bytes: 16 << 20,
+        ..SolverOptions::default()
+    };
+    for name in SOLVER_NAMES {
+        let mut s = solver_by_name::<G>(name, &opts).map_err(|e| e.to_string())?;
+        let out = s.solve(g, g.to_move(), &Limits::nodes(nodes), &stop, &mut |_| {});
+        let mv = out.best.map_or("none".to_string(), |m| g.move_to_gtp(m));
+        let n = out.stats.nodes;
+        acc.1 += n;
+        acc.2 = fnv(acc.2, &n.to_le_bytes());
+        acc.2 = fnv(acc.2, &out.best.unwrap_or(u16::MAX).to_le_bytes());
+        acc.2 = fnv(acc.2, out.result.as_str().as_bytes());
+        acc.0.push((
+            format!("{name}:{label}"),
+            n,
+            format!("{mv} {}", out.result.as_str()),
+        ));
+    }
+    Ok(())
+}
 
 /// Runs the bench: returns the per-position lines, the total nodes and the hash.
 pub fn run_bench(nodes: u64) -> Result<(Vec<BenchLine>, u64, u32), String> {
@@ -175,7 +258,16 @@ pub fn run_bench(nodes: u64) -> Result<(Vec<BenchLine>, u64, u32), String> {
         h = fnv(h, &r.best.unwrap_or(u16::MAX).to_le_bytes());
         lines.push((p.name.to_string(), r.nodes, mv));
     }
-    Ok((lines, total, h))
+    let sn = (nodes / SOLVER_NODES_DIVISOR).max(1);
+    let mut acc = (lines, total, h);
+    for p in SOLVER_GOMOKU {
+        bench_solvers(p.name, &setup(p)?, sn, &mut acc)?;
+    }
+    for &(label, variant, moves) in SOLVER_KILLALLGO {
+        let g = setup_killallgo(variant, moves).map_err(|e| format!("{label}: {e}"))?;
+        bench_solvers(label, &g, sn, &mut acc)?;
+    }
+    Ok(acc)
 }
 
 /// Random move sequences (from near-stone points) for the play+undo timing.
@@ -297,7 +389,7 @@ pub fn run(args: Args, nodes: Option<u64>) -> i32 {
     match run_bench(nodes) {
         Ok((lines, total, h)) => {
             for (name, nodes, mv) in &lines {
-                println!("{name:14} nodes {nodes:9} best {mv}");
+                println!("{name:16} nodes {nodes:9} best {mv}");
             }
             let s = t.elapsed().as_secs_f64();
             println!("time {:.2} s, {:.0} k nodes/s", s, total as f64 / s / 1e3);

@@ -86,7 +86,8 @@ pub struct GtpArgs {
     /// Default seconds of `pcn-solve` without an argument.
     #[arg(long, default_value_t = 10.0)]
     pub solve_time: f64,
-    /// Solver behind `pcn-solve`: dfpn, fdfpn or mcts.
+    /// Solver of genmove, analysis and `pcn-solve`: dfpn, fdfpn, mcts, or none (genmove and
+    /// analysis without a solver; `pcn-solve` then uses dfpn). GTP `pcn-solver NAME` changes it.
     #[arg(long, default_value = "dfpn")]
     pub solver: String,
 }
@@ -186,8 +187,13 @@ fn run_gtp(
             return 2;
         }
     };
-    if !crate::search::solver::SOLVER_NAMES.contains(&opts.solver.as_str()) {
-        eprintln!("pcn: unknown solver '{}' (dfpn, fdfpn, mcts)", a.solver);
+    if opts.solver != gtp::NO_SOLVER
+        && !crate::search::solver::SOLVER_NAMES.contains(&opts.solver.as_str())
+    {
+        eprintln!(
+            "pcn: unknown solver '{}' (dfpn, fdfpn, mcts, none)",
+            a.solver
+        );
         return 2;
     }
     let out = std::io::stdout().lock();

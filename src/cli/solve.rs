@@ -114,6 +114,11 @@ pub struct SolveArgs {
     /// Largest proof tree written (nodes).
     #[arg(long, default_value_t = 20_000_000)]
     pub proof_max_nodes: usize,
+    /// Wall-clock budget of one proof extraction, seconds (default: what the solve left of
+    /// `--time`, but at least `min(--time, 1 s)`; 0: no extraction). Past it the win is
+    /// reported without a proof ("win, no proof").
+    #[arg(long)]
+    pub proof_time: Option<f64>,
 }
 
 /// One problem's JSON line.
@@ -151,6 +156,10 @@ pub struct Record {
     /// Why no proof was written for a win (with `--proof-dir`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub proof_error: Option<String>,
+    /// Wall-clock seconds of the proof extraction (with `--proof-dir`, for wins), not
+    /// included in `seconds`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub proof_seconds: Option<f64>,
     /// What went wrong (`result: "error"`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
@@ -276,6 +285,13 @@ pub fn run(args: SolveArgs) -> i32 {
         eprintln!("pcn solve: --time must be a positive number of seconds");
         return EXIT_USAGE;
     }
+    if args
+        .proof_time
+        .is_some_and(|t| !(t.is_finite() && (0.0..=1.0e7).contains(&t)))
+    {
+        eprintln!("pcn solve: --proof-time must be 0..=1e7 seconds");
+        return EXIT_USAGE;
+    }
     if args.threads > 1 {
         eprintln!(
             "pcn solve: the solvers are single-threaded; --threads {} ignored",
@@ -385,12 +401,16 @@ fn summary_table(records: &[Record], run: &Run) -> String {
         a.nodes.map_or(String::new(), |n| format!(", nodes {n}")),
     );
     s.push_str(&format!(
-        "{:<8} {:>6} {:>10} {:>14} {:>12}\n",
+        "{:<11} {:>6} {:>10} {:>14} {:>12}\n",
         "result", "count", "median_s", "median_nodes", "median_nps"
     ));
     type Filter<'a> = &'a dyn Fn(&Record) -> bool;
-    let groups: [(&str, Filter); 6] = [
-        ("win", &|r| r.result == "win"),
+    // With --proof-dir, a win whose proof tree could not be built (or written) counts as
+    // "win, no proof" (`win-noproof`), not as a win.
+    let no_proof = |r: &Record| a.proof_dir.is_some() && r.result == "win" && r.proof.is_none();
+    let groups: [(&str, Filter); 7] = [
+        ("win", &|r| r.result == "win" && !no_proof(r)),
+        ("win-noproof", &|r| no_proof(r)),
         ("loss", &|r| r.result == "loss"),
         ("unknown", &|r| r.result == "unknown"),
         ("error", &|r| r.result == "error"),
@@ -405,10 +425,10 @@ fn summary_table(records: &[Record], run: &Run) -> String {
         let fmt =
             |m: Option<f64>, prec: usize| m.map_or("-".to_string(), |x| format!("{x:.prec$}"));
         if name == "error" {
-            s.push_str(&format!("{:<8} {:>6}\n", name, sel.len()));
+            s.push_str(&format!("{:<11} {:>6}\n", name, sel.len()));
         } else {
             s.push_str(&format!(
-                "{:<8} {:>6} {:>10} {:>14} {:>12}\n",
+                "{:<11} {:>6} {:>10} {:>14} {:>12}\n",
                 name,
                 sel.len(),
                 fmt(median(&mut secs), 2),
@@ -547,17 +567,17 @@ impl Run {
             ..Record::default()
         };
         if let (Some(dir), SolveResult::Win) = (self.args.proof_dir.clone(), out.result) {
-            match solver
-                .proof_tree()
-                .and_then(|t| MoveTree::from_solver(&t, g.to_move(), self.args.proof_max_nodes))
-            {
-                None => {
-                    rec.proof_error = Some(format!(
-                        "no complete proof tree within the limits (--proof-max-nodes {})",
-                        self.args.proof_max_nodes
-                    ))
-                }
-                Some(mt) => {
+            let budget = self.proof_budget(seconds);
+            let t0 = Instant::now();
+            let (built, back) = extract_proof(slot, g.to_move(), self.args.proof_max_nodes, budget);
+            rec.proof_seconds = Some(t0.elapsed().as_secs_f64());
+            if !back {
+                // The abandoned extraction keeps the solver; the next problem gets a new one.
+                *slot = None;
+            }
+            match built {
+                Err(e) => rec.proof_error = Some(e),
+                Ok(mt) => {
                     let header = ProofHeader {
                         game,
                         rule: (game == GameKind::Gomoku).then_some(self.rule),
@@ -565,7 +585,7 @@ impl Run {
                         prover,
                         plies,
                         to_move: Some(g.to_move()),
-                        extra: vec![("solver".into(), solver.name().into())],
+                        extra: vec![("solver".into(), rec.solver.clone())],
                     };
                     let sgf_tree = proof::to_sgf(tree, &header, &mt);
                     let path = self.proof_path(&dir, &input.stem);
@@ -582,6 +602,17 @@ impl Run {
         rec
     }
 
+    /// The wall-clock budget of one proof extraction after a solve that took `solve_s`:
+    /// `--proof-time`, else what is left of `--time`, at least `min(--time, 1 s)` (so a
+    /// problem takes at most about `--time + 1 s` in all).
+    fn proof_budget(&self, solve_s: f64) -> Duration {
+        let s = self.args.proof_time.unwrap_or_else(|| {
+            let t = self.args.time;
+            (t - solve_s).max(t.min(1.0))
+        });
+        Duration::from_secs_f64(s.clamp(0.0, 1.0e7))
+    }
+
     /// `DIR/<stem>.proof.sgf`, made unique within this run.
     fn proof_path(&mut self, dir: &Path, stem: &str) -> PathBuf {
         let mut p = dir.join(format!("{stem}.proof.sgf"));
@@ -592,5 +623,58 @@ impl Run {
         }
         self.written.insert(p.clone());
         p
+    }
+}
+
+/// Builds the proof tree of the solver's last win on a helper thread and waits at most
+/// `budget` for it. The solver's own limits ([`SolverOptions::proof_search_nodes`],
+/// `max_nodes`) bound the work; the wall-clock budget bounds the wait: past it the
+/// extraction is abandoned (its thread ends by those node limits, its solver is dropped
+/// then). Returns the tree (or why none) and whether the solver came back into `slot`.
+fn extract_proof<G: SolverGame>(
+    slot: &mut Option<Box<dyn Solver<G>>>,
+    to_move: Color,
+    max_nodes: usize,
+    budget: Duration,
+) -> (Result<MoveTree, String>, bool) {
+    if budget.is_zero() {
+        return (
+            Err("proof extraction skipped (--proof-time 0)".into()),
+            slot.is_some(),
+        );
+    }
+    let Some(mut solver) = slot.take() else {
+        return (Err("no solver".into()), false);
+    };
+    let (tx, rx) = crossbeam::channel::bounded(1);
+    let spawned = std::thread::Builder::new()
+        .name("pcn-proof".into())
+        .spawn(move || {
+            let tree = solver
+                .proof_tree()
+                .and_then(|t| MoveTree::from_solver(&t, to_move, max_nodes));
+            let _ = tx.send((tree, solver));
+        });
+    if let Err(e) = spawned {
+        return (
+            Err(format!("cannot start the proof extraction: {e}")),
+            false,
+        );
+    }
+    match rx.recv_timeout(budget) {
+        Ok((tree, solver)) => {
+            *slot = Some(solver);
+            let tree = tree.ok_or_else(|| {
+                format!("no complete proof tree within the limits (--proof-max-nodes {max_nodes})")
+            });
+            (tree, true)
+        }
+        Err(_) => (
+            Err(format!(
+                "proof extraction stopped after its time budget of {:.3} s (--proof-time)",
+                budget.as_secs_f64()
+            )),
+            false,
+        ),
     }
 }

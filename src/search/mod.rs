@@ -6,6 +6,7 @@ pub mod greedy;
 pub mod reference;
 pub mod registry;
 pub mod solver;
+pub mod solver_player;
 pub mod threat;
 pub mod uct;
 

@@ -13,6 +13,15 @@ pub trait GtpGame: SolverGame {
     /// SGF `GM` value (1 = Go family, 4 = Gomoku).
     const SGF_GM: u32;
 
+    /// Whether a game can end in a draw. Without draws a solver's disproof for the side to
+    /// move is a proven loss (genmove then plays the hardest refutation, analysis shows win
+    /// rate 0); with draws it only means "no forced win".
+    const DRAWS: bool;
+
+    /// Fraction of a genmove's budget the configured solver gets before the fallback player
+    /// (see [`crate::search::solver_player`]).
+    const SOLVER_SHARE: f64;
+
     /// An empty board of the same family and rules with this size, or `None` when the size
     /// is not supported (`? unacceptable size`).
     fn resized(&self, width: usize, height: usize) -> Option<Self>;
@@ -51,6 +60,9 @@ pub trait GtpGame: SolverGame {
 
 impl GtpGame for KillallGo {
     const SGF_GM: u32 = 1;
+    const DRAWS: bool = false;
+    // The UCT fallback is weak in Killall-Go: the solver gets half of the move.
+    const SOLVER_SHARE: f64 = 0.5;
 
     fn resized(&self, width: usize, height: usize) -> Option<Self> {
         if width != height {
@@ -125,6 +137,9 @@ impl GtpGame for KillallGo {
 
 impl GtpGame for Gomoku {
     const SGF_GM: u32 = 4;
+    const DRAWS: bool = true;
+    // The alpha-beta fallback already searches threats at the root: it keeps most of the move.
+    const SOLVER_SHARE: f64 = 0.3;
 
     fn resized(&self, width: usize, height: usize) -> Option<Self> {
         Gomoku::new(width, height, self.rule()).ok()

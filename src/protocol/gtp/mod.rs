@@ -12,6 +12,13 @@
 //!   interval until *any* new input line arrives; then the search is stopped, the blank line
 //!   ends the response, and the line that interrupted is handled like any other.
 //!
+//! The configured solver (`--solver`, GTP `pcn-solver NAME`; `none` switches it off) runs
+//! first in every genmove ([`GtpGame::SOLVER_SHARE`] of the move, under the same hard
+//! deadline) and at the start of every analysis: a proven win plays (shows) the proof's move
+//! with win rate 1, a proven loss in a game without draws the hardest refutation with win
+//! rate 0; otherwise the player (UCT, or the Gomoku player) decides with the rest of the
+//! budget. See [`crate::search::solver_player`].
+//!
 //! Bad input gets `? reason` and changes nothing; only `quit` and the end of input end the
 //! loop.
 
@@ -22,6 +29,8 @@ pub mod time;
 
 use std::collections::VecDeque;
 use std::io::Write;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use crossbeam::channel::{never, select, Receiver};
@@ -33,7 +42,10 @@ use super::Input;
 use crate::engine::clock::MovePlan;
 use crate::engine::{Engine, EngineEvent, Task};
 use crate::game::{Color, Move, MoveError};
-use crate::search::solver::{solver_by_name, SolveResult, SolverOptions};
+use crate::search::solver::{solver_by_name, SolveResult, Solver, SolverOptions, SOLVER_NAMES};
+use crate::search::solver_player::{
+    decided_move, decided_result, proven_candidate, solve_then_search, solver_limits, SolverPlay,
+};
 use crate::search::uct::{Uct, UctOptions};
 use crate::search::{Candidate, Limits, SearchEvent, SearchResult, Searcher};
 use crate::sgf::GameTree;
@@ -46,6 +58,19 @@ const SOLVE_TABLE_BYTES: usize = 64 << 20;
 
 /// Largest SGF file `loadsgf` reads.
 const MAX_SGF_BYTES: u64 = 16 << 20;
+
+/// The solver name that switches the solver off in genmove and analysis.
+pub const NO_SOLVER: &str = "none";
+
+/// The genmove/analysis solver, shared with the search tasks (only one of them runs at a
+/// time; the GTP thread replaces or clears it between commands).
+type SharedSolver<G> = Arc<Mutex<Option<Box<dyn Solver<G>>>>>;
+
+/// Locks the shared solver; a panic in an earlier task (caught by the engine) does not
+/// make it unusable.
+fn lock<G: GtpGame>(s: &SharedSolver<G>) -> MutexGuard<'_, Option<Box<dyn Solver<G>>>> {
+    s.lock().unwrap_or_else(|e| e.into_inner())
+}
 
 /// Settings from the command line.
 #[derive(Clone, Debug)]
@@ -61,7 +86,9 @@ pub struct Options {
     pub solve_time: Duration,
     /// Tree memory cap in bytes (also the solver's table budget).
     pub memory_bytes: Option<usize>,
-    /// The solver behind `pcn-solve` (a name of [`crate::search::solver::SOLVER_NAMES`]).
+    /// The solver of genmove, analysis and `pcn-solve` (a name of
+    /// [`crate::search::solver::SOLVER_NAMES`], or [`NO_SOLVER`]: genmove and analysis
+    /// without a solver, `pcn-solve` with dfpn).
     pub solver: String,
 }
 
@@ -101,7 +128,9 @@ pub fn run<G: GtpGame, W: Write>(
             p.set_memory(b);
         }
     }
+    let solver = Arc::new(Mutex::new(make_solver::<G>(&opts.solver, &opts)));
     let mut gtp = Gtp {
+        solver,
         undo: Vec::new(),
         clock: GtpClock::new(opts.move_time),
         komi: 0.0,
@@ -115,8 +144,27 @@ pub fn run<G: GtpGame, W: Write>(
     gtp.main_loop(&input)
 }
 
+/// The table options of the GTP solvers.
+fn solver_options(opts: &Options) -> SolverOptions {
+    SolverOptions {
+        memory_bytes: opts.memory_bytes.unwrap_or(SOLVE_TABLE_BYTES),
+        seed: opts.seed,
+        ..SolverOptions::default()
+    }
+}
+
+/// The genmove/analysis solver by name (`None` for [`NO_SOLVER`] or an unknown name).
+fn make_solver<G: GtpGame>(name: &str, opts: &Options) -> Option<Box<dyn Solver<G>>> {
+    if name == NO_SOLVER {
+        return None;
+    }
+    solver_by_name::<G>(name, &solver_options(opts)).ok()
+}
+
 struct Gtp<G: GtpGame, W: Write> {
     game: G,
+    /// The configured solver (genmove, analysis); `None` when switched off.
+    solver: SharedSolver<G>,
     /// Plies added by each undoable GTP move (0..=2), most recent last.
     undo: Vec<usize>,
     clock: GtpClock,
@@ -218,6 +266,7 @@ impl<G: GtpGame, W: Write> Gtp<G, W> {
                 }
                 self.undo.clear();
                 self.engine.clear();
+                self.clear_solver();
                 Ok(String::new())
             }
             C::Komi(k) => {
@@ -269,6 +318,7 @@ impl<G: GtpGame, W: Write> Gtp<G, W> {
             ]
             .join("\n")),
             C::PcnSolve(secs) => self.solve(secs, at),
+            C::PcnSolver(name) => self.set_solver(name),
             // Handled by the main loop (they need the input channel or end it).
             C::Quit | C::Analyze(..) => Err("internal error".into()),
         }
@@ -281,6 +331,31 @@ impl<G: GtpGame, W: Write> Gtp<G, W> {
             .ok_or("unacceptable size")?;
         self.game = g;
         self.undo.clear();
+        self.clear_solver();
+        Ok(String::new())
+    }
+
+    /// Forgets the solver's tables (new game or board).
+    fn clear_solver(&mut self) {
+        if let Some(s) = lock(&self.solver).as_mut() {
+            s.clear();
+        }
+    }
+
+    /// `pcn-solver [NAME]`: answers the current solver, or switches to `NAME`.
+    fn set_solver(&mut self, name: Option<String>) -> Reply {
+        let Some(name) = name else {
+            return Ok(self.opts.solver.clone());
+        };
+        if name != NO_SOLVER && !SOLVER_NAMES.contains(&name.as_str()) {
+            return Err(format!(
+                "unknown solver (expected {} or {NO_SOLVER})",
+                SOLVER_NAMES.join(", ")
+            ));
+        }
+        let s = make_solver::<G>(&name, &self.opts);
+        *lock(&self.solver) = s;
+        self.opts.solver = name;
         Ok(String::new())
     }
 
@@ -308,15 +383,33 @@ impl<G: GtpGame, W: Write> Gtp<G, W> {
     }
 
     /// Runs the genmove player (the UCT search unless another player was given) on `pos`
-    /// and waits for it.
+    /// and waits for it; with a solver configured, the solver first (see the module docs).
     fn search_blocking(
         &mut self,
         pos: &G,
         limits: Limits,
         hard: Option<Instant>,
     ) -> Option<SearchResult> {
+        let has_solver = lock(&self.solver).is_some();
         let engine = self.player.as_mut().unwrap_or(&mut self.engine);
-        let id = engine.search(pos.clone(), limits, hard);
+        let id = if has_solver {
+            let shared = self.solver.clone();
+            let cfg = SolverPlay {
+                share: G::SOLVER_SHARE,
+                loss_is_lost: !G::DRAWS,
+            };
+            let task: Task<G> = Box::new(move |player, game, limits, stop, on_event| {
+                match lock(&shared).as_mut() {
+                    Some(s) => {
+                        solve_then_search(s.as_mut(), player, &cfg, game, limits, stop, on_event)
+                    }
+                    None => player.search(game, limits, stop, on_event),
+                }
+            });
+            engine.run_task(pos.clone(), limits, hard, task)
+        } else {
+            engine.search(pos.clone(), limits, hard)
+        };
         engine.wait(id)
     }
 
@@ -377,12 +470,12 @@ impl<G: GtpGame, W: Write> Gtp<G, W> {
         let hard = at + secs + secs / 20 + Duration::from_millis(200);
         let hard = self.opts.nodes.is_none().then_some(hard);
         let pos = self.game.clone();
-        let name = self.opts.solver.clone();
-        let opts = SolverOptions {
-            memory_bytes: self.opts.memory_bytes.unwrap_or(SOLVE_TABLE_BYTES),
-            seed: self.opts.seed,
-            ..SolverOptions::default()
+        // A fresh solver per call: the answer does not depend on earlier searches.
+        let name = match self.opts.solver.as_str() {
+            NO_SOLVER => "dfpn".to_string(),
+            n => n.to_string(),
         };
+        let opts = solver_options(&self.opts);
         let task: Task<G> = Box::new(move |_player, game, limits, stop, _on_event| {
             let Ok(mut solver) = solver_by_name::<G>(&name, &opts) else {
                 return SearchResult::default();
@@ -470,6 +563,7 @@ impl<G: GtpGame, W: Write> Gtp<G, W> {
         }
         self.undo = vec![1; g.ply()];
         self.game = g;
+        self.clear_solver();
         Ok(String::new())
     }
 
@@ -553,7 +647,12 @@ impl<G: GtpGame, W: Write> Gtp<G, W> {
         self.write(&format!("={}\n", id.as_deref().unwrap_or("")));
         let interval = Duration::from_millis(args.interval_cs.unwrap_or(50).clamp(1, 1 << 30) * 10);
         let limits = self.opts.nodes.map(Limits::nodes).unwrap_or_default();
-        let sid = self.engine.search(pos.clone(), limits, None);
+        let sid = if lock(&self.solver).is_some() {
+            let task = analyze_task(self.solver.clone());
+            self.engine.run_task(pos.clone(), limits, None, task)
+        } else {
+            self.engine.search(pos.clone(), limits, None)
+        };
         let events = self.engine.events().clone();
         let mut latest: Option<Vec<Candidate>> = None;
         let mut finished = false;
@@ -595,4 +694,87 @@ impl<G: GtpGame, W: Write> Gtp<G, W> {
         }
         self.write("\n");
     }
+}
+
+/// Sets the solver's stop flag and the relay's end flag when dropped.
+struct StopOnDrop<'a>(&'a AtomicBool, &'a AtomicBool);
+
+impl Drop for StopOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+        self.1.store(true, Ordering::Relaxed);
+    }
+}
+
+/// The analysis task with a solver. The solver runs on a second thread next to the UCT
+/// analysis (so `info` lines start at once), with its share of a node budget or until the
+/// analysis stops. When it decides the root, the UCT search is stopped and the proven move
+/// is reported as the only candidate (win rate 1, or 0 for a proven loss in a game without
+/// draws); the front end repeats that line until new input arrives. Otherwise the UCT
+/// analysis is reported as usual.
+fn analyze_task<G: GtpGame>(shared: SharedSolver<G>) -> Task<G> {
+    Box::new(move |player, game, limits, stop, on_event| {
+        let mut guard = lock(&shared);
+        let Some(solver) = guard.as_mut() else {
+            return player.search(game, limits, stop, on_event);
+        };
+        let mut legal = Vec::new();
+        game.legal_moves(&mut legal);
+        let sl = solver_limits(limits, G::SOLVER_SHARE);
+        // The UCT search and the solver stop on `inner`: set by the front end's stop (relayed
+        // below), by a proof, or (timed mode) when the UCT search ends.
+        let inner = AtomicBool::new(false);
+        let done = AtomicBool::new(false);
+        let decided: Mutex<Option<(Move, bool, u64)>> = Mutex::new(None);
+        let r = std::thread::scope(|sc| {
+            let (inner, done, decided, legal) = (&inner, &done, &decided, &legal);
+            // Ends both helper threads even if the UCT search panics (the engine catches the
+            // panic, but only after the scope has joined its threads).
+            let _guard = StopOnDrop(inner, done);
+            sc.spawn(move || {
+                while !done.load(Ordering::Relaxed) {
+                    if stop.load(Ordering::Relaxed) {
+                        inner.store(true, Ordering::Relaxed);
+                    }
+                    std::thread::sleep(Duration::from_millis(2));
+                }
+            });
+            let pos = game.clone();
+            let solver_thread = sc.spawn(move || {
+                let out = solver.solve(&pos, pos.to_move(), &sl, inner, &mut |_| {});
+                if let Some((mv, win)) = decided_move(&out, legal, !G::DRAWS) {
+                    *decided.lock().unwrap_or_else(|e| e.into_inner()) =
+                        Some((mv, win, out.stats.nodes));
+                    inner.store(true, Ordering::Relaxed);
+                }
+            });
+            let proven = || *decided.lock().unwrap_or_else(|e| e.into_inner());
+            let mut relay = |e: &SearchEvent| match (e, proven()) {
+                (SearchEvent::Analysis { .. }, Some((mv, win, n))) => {
+                    on_event(&SearchEvent::Analysis {
+                        nodes: n,
+                        candidates: vec![proven_candidate(mv, win, n)],
+                    })
+                }
+                _ => on_event(e),
+            };
+            let r = player.search(game, limits, inner, &mut relay);
+            if limits.nodes.is_none() {
+                inner.store(true, Ordering::Relaxed);
+            }
+            let _ = solver_thread.join();
+            done.store(true, Ordering::Relaxed);
+            match proven() {
+                Some((mv, win, n)) => {
+                    relay(&SearchEvent::Analysis {
+                        nodes: n,
+                        candidates: Vec::new(),
+                    });
+                    decided_result(game, mv, win, n)
+                }
+                None => r,
+            }
+        });
+        r
+    })
 }

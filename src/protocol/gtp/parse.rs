@@ -117,6 +117,9 @@ pub enum Command {
     Analyze(AnalyzeKind, AnalyzeArgs),
     /// `pcn-solve [SECONDS]`
     PcnSolve(Option<f64>),
+    /// `pcn-solver [NAME]`: show or set the solver (a solver name or `none`; checked by the
+    /// front end, lower-cased here).
+    PcnSolver(Option<String>),
 }
 
 /// Every command the front end answers, in `list_commands` order.
@@ -147,6 +150,7 @@ pub const COMMANDS: &[&str] = &[
     "lz-analyze",
     "kata-analyze",
     "pcn-solve",
+    "pcn-solver",
 ];
 
 /// Why a line could not be parsed (the text after `?`).
@@ -361,6 +365,7 @@ fn command(name: &str, args: &[&str]) -> Result<Command, ParseError> {
             }
             None => None,
         }),
+        "pcn-solver" => C::PcnSolver(a(0).map(|s| s.to_ascii_lowercase())),
         _ => return Err(ParseError::Unknown),
     })
 }
@@ -452,6 +457,11 @@ mod tests {
         assert_eq!(cmd("time_left b 30"), Err(ParseError::Syntax));
         assert_eq!(cmd("pcn-solve 2.5"), Ok(Command::PcnSolve(Some(2.5))));
         assert_eq!(cmd("pcn-solve -1"), Err(ParseError::Syntax));
+        assert_eq!(
+            cmd("pcn-solver MCTS"),
+            Ok(Command::PcnSolver(Some("mcts".into())))
+        );
+        assert_eq!(cmd("pcn-solver"), Ok(Command::PcnSolver(None)));
         assert_eq!(
             cmd("kgs-time_settings byoyomi 10 5 3"),
             Ok(Command::KgsTimeSettings(KgsTime::Byoyomi(10, 5, 3)))
