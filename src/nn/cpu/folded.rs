@@ -134,14 +134,33 @@ impl Folded {
     }
 }
 
-/// 1x1 conv + ReLU from an NHWC trunk output (`area · c` floats) to channel-major
-/// flattened features (`cout · area`, the PyTorch flatten order).
-pub(crate) fn conv1x1_relu_flat(cv: &Conv, x: &[f32], area: usize, out: &mut [f32]) {
+/// Where a board's pixels lie in an NHWC buffer: pixel `(y, x)` starts at
+/// `((y + off)·side + x + off)·c` (`side = n, off = 0` plain; `side = P, off = 1` padded).
+#[derive(Copy, Clone, Debug)]
+pub(crate) struct Layout {
+    pub n: usize,
+    pub side: usize,
+    pub off: usize,
+}
+
+impl Layout {
+    #[inline]
+    fn pixel(&self, p: usize) -> usize {
+        let (y, x) = (p / self.n, p % self.n);
+        (y + self.off) * self.side + x + self.off
+    }
+}
+
+/// 1x1 conv + ReLU from an NHWC trunk output to channel-major flattened features
+/// (`cout · area`, the PyTorch flatten order).
+pub(crate) fn conv1x1_relu_flat(cv: &Conv, x: &[f32], lay: Layout, out: &mut [f32]) {
     let c = cv.cin;
+    let area = lay.n * lay.n;
     for o in 0..cv.cout {
         let w = &cv.w[o * c..(o + 1) * c];
         for p in 0..area {
-            let xp = &x[p * c..(p + 1) * c];
+            let q = lay.pixel(p);
+            let xp = &x[q * c..(q + 1) * c];
             let mut s = 0f32;
             for k in 0..c {
                 s += w[k] * xp[k];
@@ -171,11 +190,13 @@ pub(crate) fn linear_fwd(l: &Linear, x: &[f32], y: &mut [f32]) {
     }
 }
 
-/// Runs the heads on one position's NHWC trunk output `x` (`area · filters`), writing the
-/// policy logits and the value outputs (`value`: one float; `black`/`white`: bins each).
+/// Runs the heads on one position's NHWC trunk output `x` (laid out as `lay` says), writing
+/// the policy logits and the value outputs (`value`: one float; `black`/`white`: bins each).
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn heads_fwd(
     f: &Folded,
     x: &[f32],
+    lay: Layout,
     policy: &mut [f32],
     value: &mut [f32],
     black: &mut [f32],
@@ -189,11 +210,11 @@ pub(crate) fn heads_fwd(
     };
     scratch.resize(2 * area + hidden, 0.0);
     let (feat, rest) = scratch.split_at_mut(2 * area);
-    conv1x1_relu_flat(&f.policy_conv, x, area, feat);
+    conv1x1_relu_flat(&f.policy_conv, x, lay, feat);
     linear_fwd(&f.policy_fc, feat, policy);
     match &f.heads {
         Heads::AlphaZero { conv, fc1, fc2 } => {
-            conv1x1_relu_flat(conv, x, area, &mut feat[..area]);
+            conv1x1_relu_flat(conv, x, lay, &mut feat[..area]);
             let hidden = &mut rest[..fc1.n_out];
             linear_fwd(fc1, &feat[..area], hidden);
             for h in hidden.iter_mut() {
@@ -204,9 +225,9 @@ pub(crate) fn heads_fwd(
             value[0] = v[0].tanh();
         }
         Heads::Pcn { black: b, white: w } => {
-            conv1x1_relu_flat(&b.0, x, area, feat);
+            conv1x1_relu_flat(&b.0, x, lay, feat);
             linear_fwd(&b.1, feat, black);
-            conv1x1_relu_flat(&w.0, x, area, feat);
+            conv1x1_relu_flat(&w.0, x, lay, feat);
             linear_fwd(&w.1, feat, white);
         }
     }

@@ -1,30 +1,91 @@
 //! The pure-Rust CPU backend.
 //!
 //! BatchNorm is folded into the convolutions at load ([`folded`]). The trunk runs in NHWC
-//! layout; the 3x3 convolutions use Winograd F(m×m, 3×3) transforms with a channel-blocked
-//! GEMM (AVX2+FMA through `std::arch` when the CPU has it, a portable loop otherwise). The
-//! plain direct convolution in [`reference`] is kept as the yardstick for tests.
+//! layout with a zero border; the 3x3 convolutions use Winograd F(m×m, 3×3)
+//! ([`winograd`]: m = 3 by default, which tiles 9x9 and 15x15 boards exactly) with a
+//! register-blocked GEMM over channels ([`kernels`]: AVX2+FMA through `std::arch` when the
+//! CPU has it, checked at run time, and a portable scalar version otherwise). Threads
+//! split the tiles of each layer (a persistent [`pool`], a spinning barrier between
+//! layers) and the positions for the heads. The plain direct convolution in [`reference`]
+//! is the yardstick for the tests.
 
 pub(crate) mod folded;
+pub(crate) mod kernels;
+pub(crate) mod pool;
 pub(crate) mod reference;
+pub(crate) mod winograd;
 
 use std::sync::Mutex;
 
 use crate::nn::model::Model;
 use crate::nn::{Evaluator, NetInfo, NetKind, NetOutput, NnError};
 
-use folded::Folded;
+use folded::{Folded, Layout};
+use kernels::{Geom, Isa};
+use pool::{Barrier, Pool};
+use winograd::{Matrices, WinoConv};
 
 /// Which convolution algorithm the backend uses.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum ConvAlgo {
-    /// Plain direct convolution, one position at a time (slow; the test yardstick).
+    /// Plain direct convolution, one position at a time, one thread (slow; the test
+    /// yardstick).
     Direct,
+    /// Winograd F(m×m, 3×3), m in 2..=6; `simd`: use AVX2+FMA when the CPU has it.
+    Winograd {
+        /// Output tile side.
+        m: usize,
+        /// Allow the AVX2+FMA kernels (else the portable scalar ones).
+        simd: bool,
+    },
 }
 
-/// Per-call scratch space, reused between calls.
+impl ConvAlgo {
+    /// The default for a board of side `n`: Winograd with the tile size that needs the
+    /// fewest multiplications (m = 3 for 9x9 and 15x15), SIMD on.
+    pub fn auto(n: usize) -> ConvAlgo {
+        // Cost ~ tiles² · alpha², plus a little for the transforms' growth with alpha.
+        let cost = |m: usize| {
+            let t = n.div_ceil(m) as f64;
+            let al = (m + 2) as f64;
+            t * t * al * al * (1.0 + 0.04 * al)
+        };
+        let m = (2..=4)
+            .min_by(|&a, &b| cost(a).total_cmp(&cost(b)))
+            .unwrap_or(3);
+        ConvAlgo::Winograd { m, simd: true }
+    }
+}
+
+/// Tiles a thread transforms and multiplies at a time (keeps V and M in cache).
+const CHUNK_TILES: usize = 24;
+
+/// The Winograd form of the trunk.
+struct Fast {
+    isa: Isa,
+    geom: Geom,
+    /// Input planes padded to a multiple of 8.
+    cin_pad: usize,
+    stem: WinoConv,
+    blocks: Vec<(WinoConv, WinoConv)>,
+}
+
+/// Per-thread scratch.
+#[derive(Default)]
+struct ThreadScratch {
+    v: Vec<f32>,
+    m: Vec<f32>,
+    heads: Vec<f32>,
+}
+
+/// Shared scratch space, reused between calls.
 #[derive(Default)]
 struct Scratch {
+    /// Padded stem input, trunk activations (ping-pong).
+    x0: Vec<f32>,
+    a: Vec<f32>,
+    h: Vec<f32>,
+    /// Direct path: trunk output of one position.
     trunk: Vec<f32>,
     heads: Vec<f32>,
 }
@@ -33,36 +94,293 @@ struct Scratch {
 pub struct CpuBackend {
     info: NetInfo,
     net: Folded,
-    threads: usize,
+    fast: Option<Fast>,
     algo: ConvAlgo,
+    pool: Pool,
     scratch: Mutex<Scratch>,
+    per_thread: Vec<Mutex<ThreadScratch>>,
+}
+
+/// A raw pointer that may cross threads: each thread writes a disjoint part of the
+/// buffer, and barriers order the writes before any read (see `forward_fast`).
+#[derive(Copy, Clone)]
+struct SyncPtr(*mut f32);
+// SAFETY: see the type's documentation; the pointer is only used inside `Pool::run`
+// jobs, which end before the buffers are touched again.
+unsafe impl Sync for SyncPtr {}
+// SAFETY: as above.
+unsafe impl Send for SyncPtr {}
+
+impl SyncPtr {
+    /// The pointer (a method, so closures capture the whole `Sync` wrapper).
+    #[inline]
+    fn get(self) -> *mut f32 {
+        self.0
+    }
 }
 
 impl CpuBackend {
-    /// Prepares `model` for evaluation on `threads` threads (0 is taken as 1).
+    /// Prepares `model` for evaluation on `threads` threads (0 is taken as 1), with the
+    /// default algorithm ([`ConvAlgo::auto`]).
     pub fn new(model: &Model, threads: usize) -> Result<CpuBackend, NnError> {
-        CpuBackend::with_algo(model, threads, ConvAlgo::Direct)
+        CpuBackend::with_algo(model, threads, ConvAlgo::auto(model.info.board_size))
     }
 
-    /// Like [`CpuBackend::new`] with an explicit convolution algorithm.
+    /// Like [`CpuBackend::new`] with an explicit convolution algorithm. Winograd needs a
+    /// trunk width that is a multiple of 8; other models fall back to `Direct`.
     pub fn with_algo(model: &Model, threads: usize, algo: ConvAlgo) -> Result<CpuBackend, NnError> {
+        let net = Folded::new(model)?;
+        let (fast, algo) = match algo {
+            ConvAlgo::Winograd { m, simd } if net.filters % 8 == 0 => {
+                let mats = Matrices::new(m).ok_or_else(|| {
+                    NnError::Unavailable(format!("Winograd tile size {m} (supported: 2..=6)"))
+                })?;
+                let cin_pad = net.planes.div_ceil(8) * 8;
+                let isa = if simd { Isa::detect() } else { Isa::Scalar };
+                let fast = Fast {
+                    isa,
+                    geom: Geom::new(net.n, m),
+                    cin_pad,
+                    stem: WinoConv::new(&net.stem, &mats, cin_pad),
+                    blocks: net
+                        .blocks
+                        .iter()
+                        .map(|(a, b)| {
+                            (
+                                WinoConv::new(a, &mats, net.filters),
+                                WinoConv::new(b, &mats, net.filters),
+                            )
+                        })
+                        .collect(),
+                };
+                (
+                    Some(fast),
+                    ConvAlgo::Winograd {
+                        m,
+                        simd: isa == Isa::Avx2Fma,
+                    },
+                )
+            }
+            _ => (None, ConvAlgo::Direct),
+        };
+        let threads = if fast.is_some() { threads.max(1) } else { 1 };
+        let pool = Pool::new(threads);
+        let per_thread = (0..pool.threads())
+            .map(|_| Mutex::new(ThreadScratch::default()))
+            .collect();
         Ok(CpuBackend {
             info: model.info.clone(),
-            net: Folded::new(model)?,
-            threads: threads.max(1),
+            net,
+            fast,
             algo,
+            pool,
             scratch: Mutex::new(Scratch::default()),
+            per_thread,
         })
     }
 
     /// Threads used per evaluation.
     pub fn threads(&self) -> usize {
-        self.threads
+        self.pool.threads()
     }
 
-    /// The convolution algorithm in use.
+    /// The convolution algorithm in use (`simd` says whether AVX2+FMA is really used).
     pub fn algo(&self) -> ConvAlgo {
         self.algo
+    }
+
+    fn forward_direct(&self, s: &mut Scratch, input: &[f32], batch: usize, out: &mut NetOutput) {
+        let len = self.info.input_len();
+        let (a, bins) = (self.info.actions, self.info.bins());
+        let is_az = matches!(self.info.kind, NetKind::AlphaZero);
+        let lay = Layout {
+            n: self.net.n,
+            side: self.net.n,
+            off: 0,
+        };
+        for i in 0..batch {
+            reference::trunk(&self.net, &input[i * len..(i + 1) * len], &mut s.trunk);
+            let mut dummy = [0f32; 1];
+            let (value, black, white) = if is_az {
+                (&mut out.value[i..i + 1], &mut [][..], &mut [][..])
+            } else {
+                (
+                    &mut dummy[..],
+                    &mut out.black_v[i * bins..(i + 1) * bins],
+                    &mut out.white_v[i * bins..(i + 1) * bins],
+                )
+            };
+            folded::heads_fwd(
+                &self.net,
+                &s.trunk,
+                lay,
+                &mut out.policy[i * a..(i + 1) * a],
+                value,
+                black,
+                white,
+                &mut s.heads,
+            );
+        }
+    }
+
+    fn forward_fast(
+        &self,
+        f: &Fast,
+        s: &mut Scratch,
+        input: &[f32],
+        batch: usize,
+        out: &mut NetOutput,
+    ) -> Result<(), NnError> {
+        let g = f.geom;
+        let c = self.net.filters;
+        let n = g.n;
+        let area = n * n;
+        let planes = self.net.planes;
+        let len = self.info.input_len();
+        let (a_len, x_len) = (batch * g.pos_len(c), batch * g.pos_len(f.cin_pad));
+        // Growing keeps the zero border of the old part and zero-fills the new part; only
+        // interior pixels are ever written.
+        if s.a.len() < a_len {
+            s.a.resize(a_len, 0.0);
+            s.h.resize(a_len, 0.0);
+        }
+        if s.x0.len() < x_len {
+            s.x0.resize(x_len, 0.0);
+        }
+        let nth = self.pool.threads();
+        let total_tiles = batch * g.tiles_per_pos();
+        let xi = (g.m + 2) * (g.m + 2);
+        let scratch_len = xi * CHUNK_TILES * c.max(f.cin_pad);
+        let (x0, a, h) = (
+            SyncPtr(s.x0.as_mut_ptr()),
+            SyncPtr(s.a.as_mut_ptr()),
+            SyncPtr(s.h.as_mut_ptr()),
+        );
+        let (pol, val, bv, wv) = (
+            SyncPtr(out.policy.as_mut_ptr()),
+            SyncPtr(out.value.as_mut_ptr()),
+            SyncPtr(out.black_v.as_mut_ptr()),
+            SyncPtr(out.white_v.as_mut_ptr()),
+        );
+        let (actions, bins) = (self.info.actions, self.info.bins());
+        let is_az = matches!(self.info.kind, NetKind::AlphaZero);
+        let barrier = Barrier::new(nth);
+        let failed = std::sync::atomic::AtomicBool::new(false);
+        let job = |tid: usize| {
+            let Ok(mut ts) = self.per_thread[tid].lock() else {
+                failed.store(true, std::sync::atomic::Ordering::Relaxed);
+                // Still take part in every barrier so the other threads finish.
+                for _ in 0..2 + 2 * f.blocks.len() {
+                    barrier.wait();
+                }
+                return;
+            };
+            let ts = &mut *ts;
+            if ts.v.len() < scratch_len {
+                ts.v.resize(scratch_len, 0.0);
+                ts.m.resize(scratch_len, 0.0);
+            }
+            let (p0, p1) = (batch * tid / nth, batch * (tid + 1) / nth);
+            // 1. Stem input: NCHW → padded NHWC (positions split among threads).
+            for b in p0..p1 {
+                let src = &input[b * len..(b + 1) * len];
+                for y in 0..n {
+                    for x in 0..n {
+                        let base = ((b * g.p + y + 1) * g.p + x + 1) * f.cin_pad;
+                        for ch in 0..planes {
+                            // SAFETY: pixel (y, x) of position b, written by this thread only.
+                            unsafe { *x0.get().add(base + ch) = src[ch * area + y * n + x] };
+                        }
+                    }
+                }
+            }
+            barrier.wait();
+            let (t0, t1) = (total_tiles * tid / nth, total_tiles * (tid + 1) / nth);
+            let layer = |l: &WinoConv,
+                         src: SyncPtr,
+                         src_len: usize,
+                         dst: SyncPtr,
+                         residual: bool,
+                         ts: &mut ThreadScratch| {
+                // SAFETY: during this layer no thread writes `src` (it was completed before
+                // the previous barrier), so a shared slice over it is sound.
+                let src = unsafe { std::slice::from_raw_parts(src.get() as *const f32, src_len) };
+                let mut t = t0;
+                while t < t1 {
+                    let e = (t + CHUNK_TILES).min(t1);
+                    // SAFETY: dst is a different buffer from src, sized for the batch; this
+                    // thread alone writes the pixels of tiles [t0, t1); the ISA was detected.
+                    unsafe {
+                        kernels::conv_tiles(
+                            f.isa,
+                            l,
+                            &g,
+                            src,
+                            residual,
+                            dst.get(),
+                            t,
+                            e,
+                            &mut ts.v,
+                            &mut ts.m,
+                        )
+                    };
+                    t = e;
+                }
+                barrier.wait();
+            };
+            layer(&f.stem, x0, x_len, a, false, ts);
+            for (c1, c2) in &f.blocks {
+                layer(c1, a, a_len, h, false, ts);
+                layer(c2, h, a_len, a, true, ts);
+            }
+            // Heads, positions split among threads.
+            // SAFETY: the trunk output is complete (barrier) and no longer written.
+            let trunk = unsafe { std::slice::from_raw_parts(a.get() as *const f32, a_len) };
+            let lay = Layout {
+                n,
+                side: g.p,
+                off: 1,
+            };
+            let pos = g.pos_len(c);
+            for b in p0..p1 {
+                // SAFETY: each position's output rows are written by exactly one thread; the
+                // buffers were sized by `out.resize` for the batch.
+                let (policy, value, black, white) = unsafe {
+                    (
+                        std::slice::from_raw_parts_mut(pol.get().add(b * actions), actions),
+                        if is_az {
+                            std::slice::from_raw_parts_mut(val.get().add(b), 1)
+                        } else {
+                            &mut [][..]
+                        },
+                        if is_az {
+                            &mut [][..]
+                        } else {
+                            std::slice::from_raw_parts_mut(bv.get().add(b * bins), bins)
+                        },
+                        if is_az {
+                            &mut [][..]
+                        } else {
+                            std::slice::from_raw_parts_mut(wv.get().add(b * bins), bins)
+                        },
+                    )
+                };
+                folded::heads_fwd(
+                    &self.net,
+                    &trunk[b * pos..(b + 1) * pos],
+                    lay,
+                    policy,
+                    value,
+                    black,
+                    white,
+                    &mut ts.heads,
+                );
+            }
+        };
+        if !self.pool.run(&job) || failed.load(std::sync::atomic::Ordering::Relaxed) {
+            return Err(NnError::Failed("a cpu backend thread failed".into()));
+        }
+        Ok(())
     }
 }
 
@@ -80,36 +398,20 @@ impl Evaluator for CpuBackend {
             )));
         }
         out.resize(&self.info, batch);
-        let (a, bins) = (self.info.actions, self.info.bins());
+        if batch == 0 {
+            return Ok(());
+        }
         let mut guard = self
             .scratch
             .lock()
             .map_err(|_| NnError::Failed("cpu backend scratch poisoned by a panic".into()))?;
-        let s = &mut *guard;
-        let is_az = matches!(self.info.kind, NetKind::AlphaZero);
-        for i in 0..batch {
-            reference::trunk(&self.net, &input[i * len..(i + 1) * len], &mut s.trunk);
-            let mut dummy = [0f32; 1];
-            let (value, black, white) = if is_az {
-                (&mut out.value[i..i + 1], &mut [][..], &mut [][..])
-            } else {
-                (
-                    &mut dummy[..],
-                    &mut out.black_v[i * bins..(i + 1) * bins],
-                    &mut out.white_v[i * bins..(i + 1) * bins],
-                )
-            };
-            folded::heads_fwd(
-                &self.net,
-                &s.trunk,
-                &mut out.policy[i * a..(i + 1) * a],
-                value,
-                black,
-                white,
-                &mut s.heads,
-            );
+        match &self.fast {
+            Some(f) => self.forward_fast(f, &mut guard, input, batch, out),
+            None => {
+                self.forward_direct(&mut guard, input, batch, out);
+                Ok(())
+            }
         }
-        Ok(())
     }
 
     fn name(&self) -> String {
