@@ -45,12 +45,16 @@ def main():
         per = (time.perf_counter() - t0) / iters
         k = max(1, int(a.seconds / per))
         rates = []
+        cpu_rates = []
         for _ in range(a.reps):
             t0 = time.perf_counter()
+            c0 = time.process_time()
             for _ in range(k):
                 sess.run(None, feed)
             rates.append(k * b / (time.perf_counter() - t0))
-        print(f"batch {b}: {statistics.median(rates):.0f} positions/s (median of {a.reps} runs of {k} evaluations)")
+            cpu_rates.append(k * b / max(time.process_time() - c0, 1e-3))
+        print(f"batch {b}: {statistics.median(rates):.0f} positions/s (median of {a.reps} runs of {k} evaluations"
+              f", {statistics.median(cpu_rates):.0f} per CPU-second)")
         sys.stdout.flush()
 
 

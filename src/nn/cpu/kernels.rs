@@ -13,7 +13,7 @@
 //! Each kernel exists twice: an AVX2+FMA version (`std::arch`, chosen at run time) and a
 //! portable scalar version with the same arithmetic order per output.
 
-use super::winograd::WinoConv;
+use super::winograd::{Tile, WinoConv, F2, F3, F4};
 
 /// Geometry of a batch of boards in the padded layout.
 #[derive(Copy, Clone, Debug)]
@@ -122,9 +122,17 @@ pub(crate) unsafe fn conv_tiles(
         Isa::Avx2Fma => {
             // SAFETY: the caller guarantees AVX2+FMA and the dst contract.
             unsafe {
-                avx2::input_transform(layer, g, src, t0, t1, v);
+                match layer.m {
+                    2 => avx2::input_transform::<F2>(layer, g, src, t0, t1, v),
+                    3 => avx2::input_transform::<F3>(layer, g, src, t0, t1, v),
+                    _ => avx2::input_transform::<F4>(layer, g, src, t0, t1, v),
+                }
                 avx2::gemm(layer, nt, v, mbuf);
-                avx2::output_transform(layer, g, mbuf, t0, t1, residual, dst);
+                match layer.m {
+                    2 => avx2::output_transform::<F2>(layer, g, mbuf, t0, t1, residual, dst),
+                    3 => avx2::output_transform::<F3>(layer, g, mbuf, t0, t1, residual, dst),
+                    _ => avx2::output_transform::<F4>(layer, g, mbuf, t0, t1, residual, dst),
+                }
             }
         }
         _ => {
@@ -245,13 +253,30 @@ mod scalar {
 
 #[cfg(target_arch = "x86_64")]
 mod avx2 {
-    use super::{Geom, WinoConv, MAX_XI};
+    use super::{Geom, Tile, WinoConv};
     use std::arch::x86_64::*;
+
+    /// `s + w·x` with a compile-time `w`: nothing for 0, an add/sub for ±1.
+    #[inline(always)]
+    unsafe fn acc(s: __m256, w: f32, x: __m256) -> __m256 {
+        // SAFETY: only called from AVX2+FMA functions.
+        unsafe {
+            if w == 0.0 {
+                s
+            } else if w == 1.0 {
+                _mm256_add_ps(s, x)
+            } else if w == -1.0 {
+                _mm256_sub_ps(s, x)
+            } else {
+                _mm256_fmadd_ps(_mm256_set1_ps(w), x, s)
+            }
+        }
+    }
 
     /// # Safety
     /// AVX2+FMA available; `src` holds every patch of tiles `[t0, t1)`; `v` is large enough.
     #[target_feature(enable = "avx2,fma")]
-    pub unsafe fn input_transform(
+    pub unsafe fn input_transform<T: Tile>(
         l: &WinoConv,
         g: &Geom,
         src: &[f32],
@@ -259,43 +284,48 @@ mod avx2 {
         t1: usize,
         v: &mut [f32],
     ) {
-        let (al, c) = (l.alpha, l.cin);
+        let al = T::AL;
+        let c = l.cin;
         let nt = t1 - t0;
-        let mut d = [_mm256_setzero_ps(); MAX_XI];
-        let mut tmp = [_mm256_setzero_ps(); MAX_XI];
+        let zero = _mm256_setzero_ps();
         let last = g.patch_base(t1 - 1, c) + ((al - 1) * g.p + al - 1) * c + c;
-        assert!(last <= src.len() && v.len() >= al * al * nt * c);
+        assert!(last <= src.len() && v.len() >= al * al * nt * c && l.alpha == al);
         let sp = src.as_ptr();
         let vp = v.as_mut_ptr();
+        let xstride = nt * c;
         for t in t0..t1 {
             let base = g.patch_base(t, c);
             for ch in (0..c).step_by(8) {
-                for i in 0..al {
-                    for j in 0..al {
+                // tmp = Bᵀ d, one column of the patch at a time.
+                let mut tmp = [[zero; 8]; 8];
+                for j in 0..al {
+                    let mut col = [zero; 8];
+                    for (i, x) in col.iter_mut().enumerate().take(al) {
                         // SAFETY: inside the patch of tile t (bounds asserted above; patch
                         // bases grow with t).
-                        d[i * al + j] =
-                            unsafe { _mm256_loadu_ps(sp.add(base + (i * g.p + j) * c + ch)) };
+                        *x = unsafe { _mm256_loadu_ps(sp.add(base + (i * g.p + j) * c + ch)) };
                     }
-                }
-                for i in 0..al {
-                    for j in 0..al {
-                        let mut s = _mm256_setzero_ps();
-                        for &(k, w) in &l.bt[i] {
-                            s = _mm256_fmadd_ps(_mm256_set1_ps(w), d[k * al + j], s);
+                    for i in 0..al {
+                        let mut s = zero;
+                        for k in 0..al {
+                            // SAFETY: AVX2+FMA (this function's target features).
+                            s = unsafe { acc(s, T::BT[i][k], col[k]) };
                         }
-                        tmp[i * al + j] = s;
+                        tmp[i][j] = s;
                     }
                 }
-                for i in 0..al {
+                // V = tmp B, row by row, stored to V[ξ][t][ch].
+                let out = ((t - t0) * c + ch) as isize;
+                for (i, row) in tmp.iter().enumerate().take(al) {
                     for j in 0..al {
-                        let mut s = _mm256_setzero_ps();
-                        for &(k, w) in &l.bt[j] {
-                            s = _mm256_fmadd_ps(tmp[i * al + k], _mm256_set1_ps(w), s);
+                        let mut s = zero;
+                        for k in 0..al {
+                            // SAFETY: AVX2+FMA.
+                            s = unsafe { acc(s, T::BT[j][k], row[k]) };
                         }
                         // SAFETY: below al²·nt·c (asserted).
                         unsafe {
-                            _mm256_storeu_ps(vp.add(((i * al + j) * nt + (t - t0)) * c + ch), s)
+                            _mm256_storeu_ps(vp.offset(out + ((i * al + j) * xstride) as isize), s)
                         };
                     }
                 }
@@ -412,7 +442,7 @@ mod avx2 {
     /// # Safety
     /// AVX2+FMA and the contract of [`super::conv_tiles`].
     #[target_feature(enable = "avx2,fma")]
-    pub unsafe fn output_transform(
+    pub unsafe fn output_transform<T: Tile>(
         l: &WinoConv,
         g: &Geom,
         mb: &[f32],
@@ -421,55 +451,59 @@ mod avx2 {
         residual: bool,
         dst: *mut f32,
     ) {
-        let (al, mm, co) = (l.alpha, l.m, l.cout);
+        let (al, mm, co) = (T::AL, T::M, l.cout);
         let nt = t1 - t0;
         let tpp = g.tiles_per_pos();
-        assert!(mb.len() >= al * al * nt * co && l.bias.len() >= co);
+        assert!(mb.len() >= al * al * nt * co && l.bias.len() >= co && l.alpha == al && l.m == mm);
         let mp = mb.as_ptr();
         let zero = _mm256_setzero_ps();
-        let mut mv = [zero; MAX_XI];
-        let mut tmp = [zero; MAX_XI];
+        let xstride = nt * co;
         for t in t0..t1 {
             let (b, r) = (t / tpp, t % tpp);
             let (ty, tx) = (r / g.tiles, r % g.tiles);
+            let full = (ty + 1) * mm <= g.n && (tx + 1) * mm <= g.n;
             for ch in (0..co).step_by(8) {
-                for (xi, x) in mv.iter_mut().enumerate().take(al * al) {
-                    // SAFETY: below al²·nt·co (asserted).
-                    *x = unsafe { _mm256_loadu_ps(mp.add((xi * nt + (t - t0)) * co + ch)) };
-                }
-                for i in 0..mm {
-                    for j in 0..al {
+                // tmp = Aᵀ M, one column at a time.
+                let mut tmp = [[zero; 8]; 8];
+                let inp = (t - t0) * co + ch;
+                for j in 0..al {
+                    let mut col = [zero; 8];
+                    for (k, x) in col.iter_mut().enumerate().take(al) {
+                        // SAFETY: below al²·nt·co (asserted).
+                        *x = unsafe { _mm256_loadu_ps(mp.add(inp + (k * al + j) * xstride)) };
+                    }
+                    for i in 0..mm {
                         let mut s = zero;
-                        for &(k, w) in &l.at[i] {
-                            s = _mm256_fmadd_ps(_mm256_set1_ps(w), mv[k * al + j], s);
+                        for k in 0..al {
+                            // SAFETY: AVX2+FMA.
+                            s = unsafe { acc(s, T::AT[i][k], col[k]) };
                         }
-                        tmp[i * al + j] = s;
+                        tmp[i][j] = s;
                     }
                 }
                 // SAFETY: ch + 8 ≤ co = bias length.
                 let bias = unsafe { _mm256_loadu_ps(l.bias.as_ptr().add(ch)) };
-                for i in 0..mm {
+                for (i, row) in tmp.iter().enumerate().take(mm) {
                     let y = ty * mm + i;
-                    if y >= g.n {
-                        break;
-                    }
                     for j in 0..mm {
                         let x = tx * mm + j;
-                        if x >= g.n {
-                            break;
+                        if !full && (y >= g.n || x >= g.n) {
+                            continue;
                         }
-                        let mut s = zero;
-                        for &(k, w) in &l.at[j] {
-                            s = _mm256_fmadd_ps(tmp[i * al + k], _mm256_set1_ps(w), s);
+                        let mut s = bias;
+                        for k in 0..al {
+                            // SAFETY: AVX2+FMA.
+                            s = unsafe { acc(s, T::AT[j][k], row[k]) };
                         }
-                        s = _mm256_add_ps(s, bias);
                         let idx = ((b * g.p + y + 1) * g.p + x + 1) * co + ch;
-                        if residual {
-                            // SAFETY: as for the store below.
-                            s = _mm256_add_ps(s, unsafe { _mm256_loadu_ps(dst.add(idx)) });
+                        // SAFETY: idx is a pixel of tile t inside dst (caller contract); the
+                        // residual, when used, is the value already there.
+                        unsafe {
+                            if residual {
+                                s = _mm256_add_ps(s, _mm256_loadu_ps(dst.add(idx)));
+                            }
+                            _mm256_storeu_ps(dst.add(idx), _mm256_max_ps(s, zero));
                         }
-                        // SAFETY: idx is a pixel of tile t inside dst (caller contract).
-                        unsafe { _mm256_storeu_ps(dst.add(idx), _mm256_max_ps(s, zero)) };
                     }
                 }
             }

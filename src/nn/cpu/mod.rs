@@ -31,7 +31,7 @@ pub enum ConvAlgo {
     /// Plain direct convolution, one position at a time, one thread (slow; the test
     /// yardstick).
     Direct,
-    /// Winograd F(m×m, 3×3), m in 2..=6; `simd`: use AVX2+FMA when the CPU has it.
+    /// Winograd F(m×m, 3×3), m in 2..=4; `simd`: use AVX2+FMA when the CPU has it.
     Winograd {
         /// Output tile side.
         m: usize,
@@ -132,9 +132,11 @@ impl CpuBackend {
         let net = Folded::new(model)?;
         let (fast, algo) = match algo {
             ConvAlgo::Winograd { m, simd } if net.filters % 8 == 0 => {
-                let mats = Matrices::new(m).ok_or_else(|| {
-                    NnError::Unavailable(format!("Winograd tile size {m} (supported: 2..=6)"))
-                })?;
+                let mats = Matrices::new(m)
+                    .filter(|_| (2..=4).contains(&m))
+                    .ok_or_else(|| {
+                        NnError::Unavailable(format!("Winograd tile size {m} (supported: 2..=4)"))
+                    })?;
                 let cin_pad = net.planes.div_ceil(8) * 8;
                 let isa = if simd { Isa::detect() } else { Isa::Scalar };
                 let fast = Fast {

@@ -194,6 +194,138 @@ impl WinoConv {
     }
 }
 
+/// Compile-time transform tables for the SIMD kernels: with constant coefficients the
+/// compiler drops the zero terms and turns ±1 into additions, which the run-time sparse
+/// rows cannot do. Rows padded to 8 with zeros; only `AL`×`AL` (`M`×`AL` for `AT`) used.
+/// Each table equals the Toom-Cook construction above (tested).
+pub(crate) trait Tile {
+    /// Output tile side.
+    const M: usize;
+    /// Input tile side.
+    const AL: usize;
+    /// `Bᵀ`.
+    const BT: [[f32; 8]; 8];
+    /// `Aᵀ`.
+    const AT: [[f32; 8]; 8];
+}
+
+/// Tables of F(2x2, 3x3), points [0, 1, -1] and infinity.
+pub(crate) struct F2;
+impl Tile for F2 {
+    const M: usize = 2;
+    const AL: usize = 4;
+    const BT: [[f32; 8]; 8] = [
+        [1.0, 0.0, -1.0, 0.0, 0.0, 0.0, 0.0, 0.0],
+        [0.0, 1.0 / 2.0, 1.0 / 2.0, 0.0, 0.0, 0.0, 0.0, 0.0],
+        [0.0, -1.0 / 2.0, 1.0 / 2.0, 0.0, 0.0, 0.0, 0.0, 0.0],
+        [0.0, -1.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0],
+        [0.0; 8],
+        [0.0; 8],
+        [0.0; 8],
+        [0.0; 8],
+    ];
+    const AT: [[f32; 8]; 8] = [
+        [1.0, 1.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0],
+        [0.0, 1.0, -1.0, 1.0, 0.0, 0.0, 0.0, 0.0],
+        [0.0; 8],
+        [0.0; 8],
+        [0.0; 8],
+        [0.0; 8],
+        [0.0; 8],
+        [0.0; 8],
+    ];
+}
+
+/// Tables of F(3x3, 3x3), points [0, 1, -1, 1/2] and infinity.
+pub(crate) struct F3;
+impl Tile for F3 {
+    const M: usize = 3;
+    const AL: usize = 5;
+    const BT: [[f32; 8]; 8] = [
+        [1.0, -2.0, -1.0, 2.0, 0.0, 0.0, 0.0, 0.0],
+        [0.0, -1.0 / 2.0, 1.0 / 2.0, 1.0, 0.0, 0.0, 0.0, 0.0],
+        [0.0, -1.0 / 6.0, 1.0 / 2.0, -1.0 / 3.0, 0.0, 0.0, 0.0, 0.0],
+        [0.0, 8.0 / 3.0, 0.0, -8.0 / 3.0, 0.0, 0.0, 0.0, 0.0],
+        [0.0, 1.0 / 2.0, -1.0, -1.0 / 2.0, 1.0, 0.0, 0.0, 0.0],
+        [0.0; 8],
+        [0.0; 8],
+        [0.0; 8],
+    ];
+    const AT: [[f32; 8]; 8] = [
+        [1.0, 1.0, 1.0, 1.0, 0.0, 0.0, 0.0, 0.0],
+        [0.0, 1.0, -1.0, 1.0 / 2.0, 0.0, 0.0, 0.0, 0.0],
+        [0.0, 1.0, 1.0, 1.0 / 4.0, 1.0, 0.0, 0.0, 0.0],
+        [0.0; 8],
+        [0.0; 8],
+        [0.0; 8],
+        [0.0; 8],
+        [0.0; 8],
+    ];
+}
+
+/// Tables of F(4x4, 3x3), points [0, 1, -1, 1/2, -2] and infinity.
+pub(crate) struct F4;
+impl Tile for F4 {
+    const M: usize = 4;
+    const AL: usize = 6;
+    const BT: [[f32; 8]; 8] = [
+        [1.0, -3.0 / 2.0, -2.0, 3.0 / 2.0, 1.0, 0.0, 0.0, 0.0],
+        [
+            0.0,
+            -1.0 / 3.0,
+            1.0 / 6.0,
+            5.0 / 6.0,
+            1.0 / 3.0,
+            0.0,
+            0.0,
+            0.0,
+        ],
+        [
+            0.0,
+            -1.0 / 3.0,
+            5.0 / 6.0,
+            -1.0 / 6.0,
+            -1.0 / 3.0,
+            0.0,
+            0.0,
+            0.0,
+        ],
+        [
+            0.0,
+            32.0 / 15.0,
+            16.0 / 15.0,
+            -32.0 / 15.0,
+            -16.0 / 15.0,
+            0.0,
+            0.0,
+            0.0,
+        ],
+        [
+            0.0,
+            1.0 / 30.0,
+            -1.0 / 15.0,
+            -1.0 / 30.0,
+            1.0 / 15.0,
+            0.0,
+            0.0,
+            0.0,
+        ],
+        [0.0, 1.0, -3.0 / 2.0, -2.0, 3.0 / 2.0, 1.0, 0.0, 0.0],
+        [0.0; 8],
+        [0.0; 8],
+    ];
+    const AT: [[f32; 8]; 8] = [
+        [1.0, 1.0, 1.0, 1.0, 1.0, 0.0, 0.0, 0.0],
+        [0.0, 1.0, -1.0, 1.0 / 2.0, -2.0, 0.0, 0.0, 0.0],
+        [0.0, 1.0, 1.0, 1.0 / 4.0, 4.0, 0.0, 0.0, 0.0],
+        [0.0, 1.0, -1.0, 1.0 / 8.0, -8.0, 1.0, 0.0, 0.0],
+        [0.0; 8],
+        [0.0; 8],
+        [0.0; 8],
+        [0.0; 8],
+    ];
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -219,5 +351,33 @@ mod tests {
             }
         }
         assert!(Matrices::new(7).is_none());
+    }
+
+    fn same<T: Tile>() {
+        let mats = Matrices::new(T::M).expect("matrices");
+        assert_eq!(mats.alpha, T::AL);
+        for i in 0..8 {
+            for j in 0..8 {
+                let bt = if i < T::AL && j < T::AL {
+                    mats.bt[i * T::AL + j] as f32
+                } else {
+                    0.0
+                };
+                assert!((T::BT[i][j] - bt).abs() <= 1e-7, "BT m={} ({i},{j})", T::M);
+                let at = if i < T::M && j < T::AL {
+                    mats.at[i * T::AL + j] as f32
+                } else {
+                    0.0
+                };
+                assert!((T::AT[i][j] - at).abs() <= 1e-7, "AT m={} ({i},{j})", T::M);
+            }
+        }
+    }
+
+    #[test]
+    fn fixed_tables_match_the_construction() {
+        same::<F2>();
+        same::<F3>();
+        same::<F4>();
     }
 }
