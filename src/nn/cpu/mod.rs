@@ -420,3 +420,133 @@ impl Evaluator for CpuBackend {
         "cpu".to_string()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::nn::model::{expected_tensors, Tensor};
+    use crate::nn::NetGame;
+    use crate::util::Rng;
+
+    /// A random model of the given shape (BN statistics included, variances positive).
+    fn random_model(
+        game: NetGame,
+        n: usize,
+        filters: usize,
+        blocks: usize,
+        kind: NetKind,
+        seed: u64,
+    ) -> Model {
+        let planes = if game == NetGame::Gomoku { 4 } else { 18 };
+        let info = NetInfo {
+            name: "random".into(),
+            game,
+            board_size: n,
+            planes,
+            actions: n * n + usize::from(game == NetGame::KillallGo),
+            kind,
+        };
+        let mut rng = Rng::new(seed);
+        let mut tensors = std::collections::BTreeMap::new();
+        for (name, shape) in expected_tensors(&info, blocks, filters, 16) {
+            let len: usize = shape.iter().product();
+            let fan_in = shape.iter().skip(1).product::<usize>().max(1) as f64;
+            let data = (0..len)
+                .map(|_| {
+                    let u = rng.unit() * 2.0 - 1.0;
+                    let v = if name.ends_with("running_var") {
+                        0.5 + rng.unit()
+                    } else if name.ends_with(".weight") && shape.len() > 1 {
+                        u * (3.0 / fan_in).sqrt()
+                    } else {
+                        0.2 * u
+                    };
+                    v as f32
+                })
+                .collect();
+            tensors.insert(name, Tensor { shape, data });
+        }
+        Model {
+            info,
+            blocks,
+            filters,
+            value_hidden: if kind == NetKind::AlphaZero { 16 } else { 0 },
+            bn_eps: 1e-5,
+            tensors,
+            path: "random".into(),
+        }
+    }
+
+    fn max_diff(a: &[f32], b: &[f32]) -> f32 {
+        assert_eq!(a.len(), b.len());
+        a.iter()
+            .zip(b)
+            .map(|(x, y)| (x - y).abs())
+            .fold(0.0, f32::max)
+    }
+
+    /// Every Winograd variant, SIMD or not, on several thread counts, against the direct
+    /// convolution: odd board sizes (partial tiles), widths 8 and 24 (8- and 16-column GEMM
+    /// blocks), both head kinds, batches that do not split evenly.
+    #[test]
+    fn winograd_matches_direct_on_random_models() {
+        let cases = [
+            (NetGame::Gomoku, 5, 8, 1, NetKind::AlphaZero),
+            (NetGame::Gomoku, 7, 24, 2, NetKind::AlphaZero),
+            (NetGame::KillallGo, 9, 16, 1, NetKind::Pcn { bins: 20 }),
+            (NetGame::KillallGo, 7, 24, 1, NetKind::Pcn { bins: 7 }),
+        ];
+        for (ci, &(game, n, filters, blocks, kind)) in cases.iter().enumerate() {
+            let model = random_model(game, n, filters, blocks, kind, ci as u64 + 1);
+            let direct = CpuBackend::with_algo(&model, 1, ConvAlgo::Direct).expect("direct");
+            let len = model.info.input_len();
+            let mut rng = Rng::new(99);
+            for batch in [1usize, 3, 13] {
+                let input: Vec<f32> = (0..batch * len)
+                    .map(|_| if rng.below(3) == 0 { 1.0 } else { 0.0 })
+                    .collect();
+                let mut want = NetOutput::default();
+                direct
+                    .evaluate(&input, batch, &mut want)
+                    .expect("direct eval");
+                for m in 2..=4 {
+                    for simd in [false, true] {
+                        for threads in [1, 2, 3] {
+                            let be = CpuBackend::with_algo(
+                                &model,
+                                threads,
+                                ConvAlgo::Winograd { m, simd },
+                            )
+                            .expect("backend");
+                            let mut got = NetOutput::default();
+                            be.evaluate(&input, batch, &mut got).expect("eval");
+                            let tag = format!(
+                                "case {ci} batch {batch} m {m} simd {simd} threads {threads}"
+                            );
+                            assert!(max_diff(&got.policy, &want.policy) < 1e-4, "{tag}: policy");
+                            assert!(max_diff(&got.value, &want.value) < 1e-5, "{tag}: value");
+                            assert!(max_diff(&got.black_v, &want.black_v) < 1e-4, "{tag}: black");
+                            assert!(max_diff(&got.white_v, &want.white_v) < 1e-4, "{tag}: white");
+                            // Reuse with a smaller batch after a larger one (scratch reuse).
+                            be.evaluate(&input[..len], 1, &mut got).expect("eval 1");
+                            let a = model.info.actions;
+                            assert!(
+                                max_diff(&got.policy, &want.policy[..a]) < 1e-4,
+                                "{tag}: reuse"
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn auto_algorithm_choice() {
+        assert_eq!(ConvAlgo::auto(9), ConvAlgo::Winograd { m: 3, simd: true });
+        assert!(matches!(
+            ConvAlgo::auto(15),
+            ConvAlgo::Winograd { m: 3 | 4, .. }
+        ));
+    }
+}
