@@ -255,6 +255,7 @@ mod scalar {
 mod avx2 {
     use super::{Geom, Tile, WinoConv};
     use std::arch::x86_64::*;
+    use std::mem::MaybeUninit;
 
     /// `s + w·x` with a compile-time `w`: nothing for 0, an add/sub for ±1.
     #[inline(always)]
@@ -296,8 +297,10 @@ mod avx2 {
         for t in t0..t1 {
             let base = g.patch_base(t, c);
             for ch in (0..c).step_by(8) {
-                // tmp = Bᵀ d, one column of the patch at a time.
-                let mut tmp = [[zero; 8]; 8];
+                // tmp = Bᵀ d, one column of the patch at a time. Left uninitialised: only
+                // the al×al entries written below are read (zeroing 2 KB per tile showed up
+                // in profiles).
+                let mut tmp = [[MaybeUninit::<__m256>::uninit(); 8]; 8];
                 for j in 0..al {
                     let mut col = [zero; 8];
                     for (i, x) in col.iter_mut().enumerate().take(al) {
@@ -311,7 +314,7 @@ mod avx2 {
                             // SAFETY: AVX2+FMA (this function's target features).
                             s = unsafe { acc(s, T::BT[i][k], col[k]) };
                         }
-                        tmp[i][j] = s;
+                        tmp[i][j] = MaybeUninit::new(s);
                     }
                 }
                 // V = tmp B, row by row, stored to V[ξ][t][ch].
@@ -320,8 +323,8 @@ mod avx2 {
                     for j in 0..al {
                         let mut s = zero;
                         for k in 0..al {
-                            // SAFETY: AVX2+FMA.
-                            s = unsafe { acc(s, T::BT[j][k], row[k]) };
+                            // SAFETY: AVX2+FMA; row[k] (k < al) was written above.
+                            s = unsafe { acc(s, T::BT[j][k], row[k].assume_init()) };
                         }
                         // SAFETY: below al²·nt·c (asserted).
                         unsafe {
@@ -463,8 +466,8 @@ mod avx2 {
             let (ty, tx) = (r / g.tiles, r % g.tiles);
             let full = (ty + 1) * mm <= g.n && (tx + 1) * mm <= g.n;
             for ch in (0..co).step_by(8) {
-                // tmp = Aᵀ M, one column at a time.
-                let mut tmp = [[zero; 8]; 8];
+                // tmp = Aᵀ M, one column at a time (uninitialised: see input_transform).
+                let mut tmp = [[MaybeUninit::<__m256>::uninit(); 8]; 8];
                 let inp = (t - t0) * co + ch;
                 for j in 0..al {
                     let mut col = [zero; 8];
@@ -478,7 +481,7 @@ mod avx2 {
                             // SAFETY: AVX2+FMA.
                             s = unsafe { acc(s, T::AT[i][k], col[k]) };
                         }
-                        tmp[i][j] = s;
+                        tmp[i][j] = MaybeUninit::new(s);
                     }
                 }
                 // SAFETY: ch + 8 ≤ co = bias length.
@@ -492,8 +495,8 @@ mod avx2 {
                         }
                         let mut s = bias;
                         for k in 0..al {
-                            // SAFETY: AVX2+FMA.
-                            s = unsafe { acc(s, T::AT[j][k], row[k]) };
+                            // SAFETY: AVX2+FMA; row[k] (i < m, k < al) was written above.
+                            s = unsafe { acc(s, T::AT[j][k], row[k].assume_init()) };
                         }
                         let idx = ((b * g.p + y + 1) * g.p + x + 1) * co + ch;
                         // SAFETY: idx is a pixel of tile t inside dst (caller contract); the

@@ -48,7 +48,7 @@ impl ConvAlgo {
         let cost = |m: usize| {
             let t = n.div_ceil(m) as f64;
             let al = (m + 2) as f64;
-            t * t * al * al * (1.0 + 0.04 * al)
+            t * t * al * al * (1.0 + 0.2 * al)
         };
         let m = (2..=4)
             .min_by(|&a, &b| cost(a).total_cmp(&cost(b)))
@@ -58,7 +58,7 @@ impl ConvAlgo {
 }
 
 /// Tiles a thread transforms and multiplies at a time (keeps V and M in cache).
-const CHUNK_TILES: usize = 24;
+const CHUNK_TILES: usize = 12;
 
 /// The Winograd form of the trunk.
 struct Fast {
