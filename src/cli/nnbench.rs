@@ -63,7 +63,12 @@ pub fn run(args: NnBenchArgs, threads: usize) -> i32 {
         );
         return 2;
     }
-    if args.batch.is_empty() || args.batch.contains(&0) || args.reps == 0 || !(args.seconds > 0.0) {
+    if args.batch.is_empty()
+        || args.batch.contains(&0)
+        || args.reps == 0
+        || args.seconds.is_nan()
+        || args.seconds <= 0.0
+    {
         eprintln!("nnbench: batch sizes, --reps and --seconds must be positive");
         return 2;
     }

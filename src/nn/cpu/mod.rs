@@ -131,7 +131,7 @@ impl CpuBackend {
     pub fn with_algo(model: &Model, threads: usize, algo: ConvAlgo) -> Result<CpuBackend, NnError> {
         let net = Folded::new(model)?;
         let (fast, algo) = match algo {
-            ConvAlgo::Winograd { m, simd } if net.filters % 8 == 0 => {
+            ConvAlgo::Winograd { m, simd } if net.filters.is_multiple_of(8) => {
                 let mats = Matrices::new(m)
                     .filter(|_| (2..=4).contains(&m))
                     .ok_or_else(|| {

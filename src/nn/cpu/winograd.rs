@@ -9,6 +9,8 @@
 //! `y = Vhᵀ ((Vg g) ⊙ (Wᵀ d))`: `G = Vg`, `Bᵀ = Wᵀ`, `Aᵀ = Vhᵀ`. In 2-D, per tile,
 //! `Y = Aᵀ [(G g Gᵀ) ⊙ (Bᵀ d B)] A`.
 
+#![allow(clippy::needless_range_loop)]
+
 use super::folded::Conv;
 
 /// Finite interpolation points per output tile size (infinity is the last point).
