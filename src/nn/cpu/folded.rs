@@ -208,6 +208,17 @@ pub(crate) fn linear_fwd(l: &Linear, x: &[f32], y: &mut [f32]) {
     }
 }
 
+/// Which heads [`heads_fwd`] runs (threads can split one position's heads).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) enum HeadPart {
+    /// Policy and value heads.
+    All,
+    /// The policy head only.
+    Policy,
+    /// The value head(s) only.
+    Value,
+}
+
 /// Runs the heads on one position's NHWC trunk output `x` (laid out as `lay` says), writing
 /// the policy logits and the value outputs (`value`: one float; `black`/`white`: bins each).
 #[allow(clippy::too_many_arguments)]
@@ -215,6 +226,7 @@ pub(crate) fn heads_fwd(
     f: &Folded,
     x: &[f32],
     lay: Layout,
+    part: HeadPart,
     policy: &mut [f32],
     value: &mut [f32],
     black: &mut [f32],
@@ -228,8 +240,13 @@ pub(crate) fn heads_fwd(
     };
     scratch.resize(2 * area + hidden, 0.0);
     let (feat, rest) = scratch.split_at_mut(2 * area);
-    conv1x1_relu_flat(&f.policy_conv, x, lay, feat);
-    linear_fwd(&f.policy_fc, feat, policy);
+    if part != HeadPart::Value {
+        conv1x1_relu_flat(&f.policy_conv, x, lay, feat);
+        linear_fwd(&f.policy_fc, feat, policy);
+    }
+    if part == HeadPart::Policy {
+        return;
+    }
     match &f.heads {
         Heads::AlphaZero { conv, fc1, fc2 } => {
             conv1x1_relu_flat(conv, x, lay, &mut feat[..area]);

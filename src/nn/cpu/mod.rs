@@ -20,7 +20,7 @@ use std::sync::Mutex;
 use crate::nn::model::Model;
 use crate::nn::{Evaluator, NetInfo, NetKind, NetOutput, NnError};
 
-use folded::{Folded, Layout};
+use folded::{Folded, HeadPart, Layout};
 use kernels::{Geom, Isa};
 use pool::{Barrier, Pool};
 use winograd::{Matrices, WinoConv};
@@ -216,6 +216,7 @@ impl CpuBackend {
                 &self.net,
                 &s.trunk,
                 lay,
+                HeadPart::All,
                 &mut out.policy[i * a..(i + 1) * a],
                 value,
                 black,
@@ -335,7 +336,8 @@ impl CpuBackend {
                 layer(c1, a, a_len, h, false, ts);
                 layer(c2, h, a_len, a, true, ts);
             }
-            // Heads, positions split among threads.
+            // Heads: 2·batch work items (policy, value of each position) split among
+            // threads, so that even one position uses two threads.
             // SAFETY: the trunk output is complete (barrier) and no longer written.
             let trunk = unsafe { std::slice::from_raw_parts(a.get() as *const f32, a_len) };
             let lay = Layout {
@@ -344,26 +346,41 @@ impl CpuBackend {
                 off: 1,
             };
             let pos = g.pos_len(c);
-            for b in p0..p1 {
-                // SAFETY: each position's output rows are written by exactly one thread; the
-                // buffers were sized by `out.resize` for the batch.
+            let items = 2 * batch;
+            for item in items * tid / nth..items * (tid + 1) / nth {
+                let (b, part) = (
+                    item / 2,
+                    if item % 2 == 0 {
+                        HeadPart::Policy
+                    } else {
+                        HeadPart::Value
+                    },
+                );
+                // SAFETY: each item's output rows (the policy row, or the value rows of a
+                // position) are written by exactly one thread, and only the slices of this
+                // item's part are created; the buffers were sized by `out.resize`.
                 let (policy, value, black, white) = unsafe {
+                    let (want_p, want_v) = (part == HeadPart::Policy, part == HeadPart::Value);
                     (
-                        std::slice::from_raw_parts_mut(pol.get().add(b * actions), actions),
-                        if is_az {
+                        if want_p {
+                            std::slice::from_raw_parts_mut(pol.get().add(b * actions), actions)
+                        } else {
+                            &mut [][..]
+                        },
+                        if want_v && is_az {
                             std::slice::from_raw_parts_mut(val.get().add(b), 1)
                         } else {
                             &mut [][..]
                         },
-                        if is_az {
-                            &mut [][..]
-                        } else {
+                        if want_v && !is_az {
                             std::slice::from_raw_parts_mut(bv.get().add(b * bins), bins)
-                        },
-                        if is_az {
-                            &mut [][..]
                         } else {
+                            &mut [][..]
+                        },
+                        if want_v && !is_az {
                             std::slice::from_raw_parts_mut(wv.get().add(b * bins), bins)
+                        } else {
+                            &mut [][..]
                         },
                     )
                 };
@@ -371,6 +388,7 @@ impl CpuBackend {
                     &self.net,
                     &trunk[b * pos..(b + 1) * pos],
                     lay,
+                    part,
                     policy,
                     value,
                     black,
