@@ -5,9 +5,10 @@
 //! ([`winograd`]: m = 3 by default, which tiles 9x9 and 15x15 boards exactly) with a
 //! register-blocked GEMM over channels ([`kernels`]: AVX2+FMA through `std::arch` when the
 //! CPU has it, checked at run time, and a portable scalar version otherwise). Threads
-//! split the tiles of each layer (a persistent [`pool`], a spinning barrier between
-//! layers) and the positions for the heads. The plain direct convolution in [`reference`]
-//! is the yardstick for the tests.
+//! claim chunks of tiles of each layer, and head items, dynamically (a persistent [`pool`];
+//! a layer starts once the previous one is complete), so an evaluation never waits for a
+//! thread the OS has not scheduled yet. The plain direct convolution in [`reference`] is
+//! the yardstick for the tests.
 
 pub(crate) mod folded;
 pub(crate) mod kernels;
@@ -22,7 +23,7 @@ use crate::nn::{Evaluator, NetInfo, NetKind, NetOutput, NnError};
 
 use folded::{Folded, HeadPart, Layout};
 use kernels::{Geom, Isa};
-use pool::{Barrier, Pool};
+use pool::{Pool, Stages};
 use winograd::{Matrices, WinoConv};
 
 /// Which convolution algorithm the backend uses.
@@ -267,137 +268,140 @@ impl CpuBackend {
         );
         let (actions, bins) = (self.info.actions, self.info.bins());
         let is_az = matches!(self.info.kind, NetKind::AlphaZero);
-        let barrier = Barrier::new(nth);
-        let failed = std::sync::atomic::AtomicBool::new(false);
+        let nconv = 1 + 2 * f.blocks.len();
+        // Stages: input conversion (positions), the convolutions (tiles), the heads (a
+        // policy and a value item per position).
+        let mut totals = vec![batch];
+        totals.extend(std::iter::repeat_n(total_tiles, nconv));
+        totals.push(2 * batch);
+        let stages = Stages::new(totals);
+        let tile_chunk = total_tiles.div_ceil(nth).clamp(1, CHUNK_TILES);
+        let chunk = |st: usize| if st == 0 || st > nconv { 1 } else { tile_chunk };
+        let pos = g.pos_len(c);
+        let lay = Layout {
+            n,
+            side: g.p,
+            off: 1,
+        };
         let job = |tid: usize| {
-            let Ok(mut ts) = self.per_thread[tid].lock() else {
-                failed.store(true, std::sync::atomic::Ordering::Relaxed);
-                // Still take part in every barrier so the other threads finish.
-                for _ in 0..2 + 2 * f.blocks.len() {
-                    barrier.wait();
-                }
-                return;
-            };
+            // A poisoned lock only means an earlier call panicked; the scratch content is
+            // rewritten before use anyway.
+            let mut ts = self.per_thread[tid]
+                .lock()
+                .unwrap_or_else(|e| e.into_inner());
             let ts = &mut *ts;
             if ts.v.len() < scratch_len {
                 ts.v.resize(scratch_len, 0.0);
                 ts.m.resize(scratch_len, 0.0);
             }
-            let (p0, p1) = (batch * tid / nth, batch * (tid + 1) / nth);
-            // 1. Stem input: NCHW → padded NHWC (positions split among threads).
-            for b in p0..p1 {
-                let src = &input[b * len..(b + 1) * len];
-                for y in 0..n {
-                    for x in 0..n {
-                        let base = ((b * g.p + y + 1) * g.p + x + 1) * f.cin_pad;
-                        for ch in 0..planes {
-                            // SAFETY: pixel (y, x) of position b, written by this thread only.
-                            unsafe { *x0.get().add(base + ch) = src[ch * area + y * n + x] };
+            stages.run(chunk, |st, i0, i1| {
+                if st == 0 {
+                    // NCHW → padded NHWC.
+                    for b in i0..i1 {
+                        let src = &input[b * len..(b + 1) * len];
+                        for y in 0..n {
+                            for x in 0..n {
+                                let base = ((b * g.p + y + 1) * g.p + x + 1) * f.cin_pad;
+                                for ch in 0..planes {
+                                    // SAFETY: pixel (y, x) of position b, claimed by this
+                                    // thread alone; nobody reads x0 during this stage.
+                                    unsafe {
+                                        *x0.get().add(base + ch) = src[ch * area + y * n + x]
+                                    };
+                                }
+                            }
                         }
                     }
-                }
-            }
-            barrier.wait();
-            let (t0, t1) = (total_tiles * tid / nth, total_tiles * (tid + 1) / nth);
-            let layer = |l: &WinoConv,
-                         src: SyncPtr,
-                         src_len: usize,
-                         dst: SyncPtr,
-                         residual: bool,
-                         ts: &mut ThreadScratch| {
-                // SAFETY: during this layer no thread writes `src` (it was completed before
-                // the previous barrier), so a shared slice over it is sound.
-                let src = unsafe { std::slice::from_raw_parts(src.get() as *const f32, src_len) };
-                let mut t = t0;
-                while t < t1 {
-                    let e = (t + CHUNK_TILES).min(t1);
+                } else if st <= nconv {
+                    let k = st - 1;
+                    let (layer, src, src_len, dst, residual) = if k == 0 {
+                        (&f.stem, x0, x_len, a, false)
+                    } else if k % 2 == 1 {
+                        (&f.blocks[(k - 1) / 2].0, a, a_len, h, false)
+                    } else {
+                        (&f.blocks[(k - 1) / 2].1, h, a_len, a, true)
+                    };
+                    // SAFETY: no thread writes `src` during this stage (it was completed in
+                    // an earlier one), so a shared slice over it is sound.
+                    let src =
+                        unsafe { std::slice::from_raw_parts(src.get() as *const f32, src_len) };
                     // SAFETY: dst is a different buffer from src, sized for the batch; this
-                    // thread alone writes the pixels of tiles [t0, t1); the ISA was detected.
+                    // thread alone writes the pixels of tiles [i0, i1); the ISA was detected.
                     unsafe {
                         kernels::conv_tiles(
                             f.isa,
-                            l,
+                            layer,
                             &g,
                             src,
                             residual,
                             dst.get(),
-                            t,
-                            e,
+                            i0,
+                            i1,
                             &mut ts.v,
                             &mut ts.m,
                         )
                     };
-                    t = e;
+                } else {
+                    // SAFETY: the trunk output is complete (earlier stage) and not written now.
+                    let trunk = unsafe { std::slice::from_raw_parts(a.get() as *const f32, a_len) };
+                    for item in i0..i1 {
+                        let (b, part) = (
+                            item / 2,
+                            if item % 2 == 0 {
+                                HeadPart::Policy
+                            } else {
+                                HeadPart::Value
+                            },
+                        );
+                        // SAFETY: each item's output rows (the policy row, or the value rows
+                        // of a position) are written by exactly one thread, and only the
+                        // slices of this item's part are created; the buffers were sized by
+                        // `out.resize`.
+                        let (policy, value, black, white) = unsafe {
+                            let (want_p, want_v) =
+                                (part == HeadPart::Policy, part == HeadPart::Value);
+                            (
+                                if want_p {
+                                    std::slice::from_raw_parts_mut(
+                                        pol.get().add(b * actions),
+                                        actions,
+                                    )
+                                } else {
+                                    &mut [][..]
+                                },
+                                if want_v && is_az {
+                                    std::slice::from_raw_parts_mut(val.get().add(b), 1)
+                                } else {
+                                    &mut [][..]
+                                },
+                                if want_v && !is_az {
+                                    std::slice::from_raw_parts_mut(bv.get().add(b * bins), bins)
+                                } else {
+                                    &mut [][..]
+                                },
+                                if want_v && !is_az {
+                                    std::slice::from_raw_parts_mut(wv.get().add(b * bins), bins)
+                                } else {
+                                    &mut [][..]
+                                },
+                            )
+                        };
+                        folded::heads_fwd(
+                            &self.net,
+                            &trunk[b * pos..(b + 1) * pos],
+                            lay,
+                            part,
+                            policy,
+                            value,
+                            black,
+                            white,
+                            &mut ts.heads,
+                        );
+                    }
                 }
-                barrier.wait();
-            };
-            layer(&f.stem, x0, x_len, a, false, ts);
-            for (c1, c2) in &f.blocks {
-                layer(c1, a, a_len, h, false, ts);
-                layer(c2, h, a_len, a, true, ts);
-            }
-            // Heads: 2·batch work items (policy, value of each position) split among
-            // threads, so that even one position uses two threads.
-            // SAFETY: the trunk output is complete (barrier) and no longer written.
-            let trunk = unsafe { std::slice::from_raw_parts(a.get() as *const f32, a_len) };
-            let lay = Layout {
-                n,
-                side: g.p,
-                off: 1,
-            };
-            let pos = g.pos_len(c);
-            let items = 2 * batch;
-            for item in items * tid / nth..items * (tid + 1) / nth {
-                let (b, part) = (
-                    item / 2,
-                    if item % 2 == 0 {
-                        HeadPart::Policy
-                    } else {
-                        HeadPart::Value
-                    },
-                );
-                // SAFETY: each item's output rows (the policy row, or the value rows of a
-                // position) are written by exactly one thread, and only the slices of this
-                // item's part are created; the buffers were sized by `out.resize`.
-                let (policy, value, black, white) = unsafe {
-                    let (want_p, want_v) = (part == HeadPart::Policy, part == HeadPart::Value);
-                    (
-                        if want_p {
-                            std::slice::from_raw_parts_mut(pol.get().add(b * actions), actions)
-                        } else {
-                            &mut [][..]
-                        },
-                        if want_v && is_az {
-                            std::slice::from_raw_parts_mut(val.get().add(b), 1)
-                        } else {
-                            &mut [][..]
-                        },
-                        if want_v && !is_az {
-                            std::slice::from_raw_parts_mut(bv.get().add(b * bins), bins)
-                        } else {
-                            &mut [][..]
-                        },
-                        if want_v && !is_az {
-                            std::slice::from_raw_parts_mut(wv.get().add(b * bins), bins)
-                        } else {
-                            &mut [][..]
-                        },
-                    )
-                };
-                folded::heads_fwd(
-                    &self.net,
-                    &trunk[b * pos..(b + 1) * pos],
-                    lay,
-                    part,
-                    policy,
-                    value,
-                    black,
-                    white,
-                    &mut ts.heads,
-                );
-            }
+            });
         };
-        if !self.pool.run(&job) || failed.load(std::sync::atomic::Ordering::Relaxed) {
+        if !self.pool.run(&job) {
             return Err(NnError::Failed("a cpu backend thread failed".into()));
         }
         Ok(())

@@ -1,9 +1,14 @@
 //! A small persistent thread pool for the CPU backend: one job per evaluation, run by the
-//! caller and the workers together, with a spinning barrier between layers.
+//! caller and whichever workers wake up in time.
 //!
 //! Why not spawn per call: at batch 1 an evaluation takes a fraction of a millisecond and
 //! thread start-up would be a visible part of it. Workers spin briefly after a job (the
 //! next evaluation usually follows soon) and then park.
+//!
+//! Why "whichever workers": on an oversubscribed machine a worker may not get a core for
+//! milliseconds. Jobs are therefore written so that the caller alone can finish them (work
+//! is claimed dynamically, see `CpuBackend`), and a worker that arrives after the caller
+//! closed the job skips it instead of being waited for.
 
 use std::cell::UnsafeCell;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -20,13 +25,16 @@ type Job = dyn Fn(usize) + Sync;
 struct Shared {
     /// Incremented once per job (and once at shutdown).
     generation: AtomicUsize,
-    /// Workers still running the current job.
-    pending: AtomicUsize,
+    /// The generation whose job may still be entered, 0 once the caller closed it.
+    open: AtomicUsize,
+    /// Workers that entered (or are checking whether they may enter) a job.
+    active: AtomicUsize,
     stop: AtomicBool,
     /// A job panicked in a worker.
     panicked: AtomicBool,
-    /// The current job, lifetime erased. Written only by `run` while no worker reads it
-    /// (pending == 0), published by the `generation` increment (Release/Acquire).
+    /// The current job, lifetime erased. Written only by `run` while no worker can read it
+    /// (the previous job is closed and `active` is 0), published by the `generation`
+    /// increment.
     job: UnsafeCell<Option<*const Job>>,
 }
 
@@ -47,7 +55,8 @@ impl Pool {
     pub fn new(threads: usize) -> Pool {
         let shared = Arc::new(Shared {
             generation: AtomicUsize::new(0),
-            pending: AtomicUsize::new(0),
+            open: AtomicUsize::new(0),
+            active: AtomicUsize::new(0),
             stop: AtomicBool::new(false),
             panicked: AtomicBool::new(false),
             job: UnsafeCell::new(None),
@@ -73,29 +82,35 @@ impl Pool {
         self.workers.len() + 1
     }
 
-    /// Runs `f(tid)` for every `tid < threads()` concurrently and waits for all. Returns
-    /// false if a worker panicked.
+    /// Runs `f(0)` on the calling thread and `f(tid)` on every worker that starts before
+    /// `f(0)` returns, then waits for those. `f` must be complete when `f(0)` alone ran
+    /// (workers only speed it up). Returns false if some call panicked.
     pub fn run<'a>(&self, f: &'a (dyn Fn(usize) + Sync + 'a)) -> bool {
         if self.workers.is_empty() {
             return catch_unwind(AssertUnwindSafe(|| f(0))).is_ok();
         }
         let sh = &*self.shared;
-        // SAFETY: no worker is running a job (the previous `run` waited for pending == 0)
-        // so nobody reads `job` now; the lifetime is erased only until this function
-        // returns, and it returns after every worker finished with the pointer.
+        // SAFETY: the previous job is closed and `active` was 0 when the previous `run`
+        // returned; a worker entering later sees `open` != its generation and never reads
+        // `job`. So nobody reads `job` now. The lifetime is erased only until this function
+        // returns, which is after every worker that entered the job has left it.
         unsafe {
             let ptr: *const Job =
                 std::mem::transmute::<&'a (dyn Fn(usize) + Sync + 'a), &'static Job>(f);
             *sh.job.get() = Some(ptr);
         }
-        sh.pending.store(self.workers.len(), Ordering::Relaxed);
-        sh.generation.fetch_add(1, Ordering::Release);
+        let g = sh.generation.load(Ordering::Relaxed).wrapping_add(1).max(1);
+        sh.open.store(g, Ordering::SeqCst);
+        sh.generation.store(g, Ordering::SeqCst);
         for w in &self.workers {
             w.thread().unpark();
         }
         let mine = catch_unwind(AssertUnwindSafe(|| f(0))).is_ok();
+        // Close the job, then wait for the workers inside it. SeqCst on both sides: a
+        // worker that saw the job open incremented `active` before, so we see it here.
+        sh.open.store(0, Ordering::SeqCst);
         let mut spins = 0u32;
-        while sh.pending.load(Ordering::Acquire) != 0 {
+        while sh.active.load(Ordering::SeqCst) != 0 {
             spin(&mut spins);
         }
         mine && !sh.panicked.swap(false, Ordering::Relaxed)
@@ -104,8 +119,8 @@ impl Pool {
 
 impl Drop for Pool {
     fn drop(&mut self) {
-        self.shared.stop.store(true, Ordering::Relaxed);
-        self.shared.generation.fetch_add(1, Ordering::Release);
+        self.shared.stop.store(true, Ordering::SeqCst);
+        self.shared.generation.fetch_add(1, Ordering::SeqCst);
         for w in self.workers.drain(..) {
             w.thread().unpark();
             let _ = w.join();
@@ -143,56 +158,74 @@ fn worker(sh: Arc<Shared>, id: usize) {
                 spin(&mut spins);
             }
         }
-        if sh.stop.load(Ordering::Relaxed) {
+        if sh.stop.load(Ordering::SeqCst) {
             return;
         }
-        // SAFETY: the Acquire load of the new generation makes the job pointer written
-        // before its Release increment visible; `run` keeps the pointee alive until
-        // `pending` reaches 0, which happens only after this call.
-        let job = unsafe { *sh.job.get() };
-        if let Some(f) = job {
-            // SAFETY: see above.
-            let ok = catch_unwind(AssertUnwindSafe(|| unsafe { (*f)(id) })).is_ok();
-            if !ok {
-                sh.panicked.store(true, Ordering::Relaxed);
+        sh.active.fetch_add(1, Ordering::SeqCst);
+        if sh.open.load(Ordering::SeqCst) == seen {
+            // SAFETY: the job of generation `seen` is open, so `run` has published its
+            // pointer (before the generation store we observed) and will not return before
+            // our `active` decrement below.
+            let job = unsafe { *sh.job.get() };
+            if let Some(f) = job {
+                // SAFETY: see above.
+                let ok = catch_unwind(AssertUnwindSafe(|| unsafe { (*f)(id) })).is_ok();
+                if !ok {
+                    sh.panicked.store(true, Ordering::Relaxed);
+                }
             }
         }
-        sh.pending.fetch_sub(1, Ordering::Release);
+        sh.active.fetch_sub(1, Ordering::SeqCst);
     }
 }
 
-/// A reusable spinning barrier for the threads of one job.
-pub(crate) struct Barrier {
-    n: usize,
-    count: AtomicUsize,
-    generation: AtomicUsize,
+/// Dynamic work sharing for one job: a sequence of stages, each with `total` items claimed
+/// in chunks by whoever is there; a stage starts only once the previous one is complete.
+/// Any subset of threads (the caller alone included) finishes the job.
+pub(crate) struct Stages {
+    next: Vec<AtomicUsize>,
+    done: Vec<AtomicUsize>,
+    totals: Vec<usize>,
 }
 
-impl Barrier {
-    /// A barrier for `n` threads.
-    pub fn new(n: usize) -> Barrier {
-        Barrier {
-            n,
-            count: AtomicUsize::new(0),
-            generation: AtomicUsize::new(0),
+impl Stages {
+    /// Stages with these item counts.
+    pub fn new(totals: Vec<usize>) -> Stages {
+        Stages {
+            next: totals.iter().map(|_| AtomicUsize::new(0)).collect(),
+            done: totals.iter().map(|_| AtomicUsize::new(0)).collect(),
+            totals,
         }
     }
 
-    /// Waits until all `n` threads arrived. Writes before the call are visible to every
-    /// thread after it.
-    pub fn wait(&self) {
-        if self.n <= 1 {
-            return;
-        }
-        let g = self.generation.load(Ordering::Acquire);
-        if self.count.fetch_add(1, Ordering::AcqRel) + 1 == self.n {
-            self.count.store(0, Ordering::Relaxed);
-            self.generation.fetch_add(1, Ordering::Release);
-        } else {
-            let mut spins = 0u32;
-            while self.generation.load(Ordering::Acquire) == g {
-                spin(&mut spins);
+    /// Runs every stage: waits for stage `s − 1` to complete, then calls
+    /// `work(s, i0, i1)` for chunks `[i0, i1)` of at most `chunk(s)` items until none is
+    /// left. Writes made by `work` in one stage are visible to all threads in later stages.
+    pub fn run(&self, chunk: impl Fn(usize) -> usize, mut work: impl FnMut(usize, usize, usize)) {
+        for s in 0..self.totals.len() {
+            if s > 0 {
+                self.wait(s - 1);
             }
+            let (total, ch) = (self.totals[s], chunk(s).max(1));
+            loop {
+                let i0 = self.next[s].fetch_add(ch, Ordering::Relaxed);
+                if i0 >= total {
+                    break;
+                }
+                let i1 = (i0 + ch).min(total);
+                work(s, i0, i1);
+                self.done[s].fetch_add(i1 - i0, Ordering::Release);
+            }
+        }
+        if let Some(last) = self.totals.len().checked_sub(1) {
+            self.wait(last);
+        }
+    }
+
+    fn wait(&self, s: usize) {
+        let mut spins = 0u32;
+        while self.done[s].load(Ordering::Acquire) < self.totals[s] {
+            spin(&mut spins);
         }
     }
 }
@@ -201,24 +234,37 @@ impl Barrier {
 mod tests {
     use super::*;
 
+    /// Every item of every stage is done exactly once, after the whole previous stage,
+    /// whatever number of threads joins.
     #[test]
-    fn every_thread_runs_and_barrier_orders() {
+    fn stages_complete_in_order() {
         for threads in [1, 2, 3] {
             let pool = Pool::new(threads);
-            let n = pool.threads();
-            let cells: Vec<AtomicUsize> = (0..n).map(|_| AtomicUsize::new(0)).collect();
-            let bar = Barrier::new(n);
-            let sums: Vec<AtomicUsize> = (0..n).map(|_| AtomicUsize::new(0)).collect();
-            for round in 1..50 {
-                assert!(pool.run(&|tid| {
-                    cells[tid].store(round * (tid + 1), Ordering::Relaxed);
-                    bar.wait();
-                    let s: usize = cells.iter().map(|c| c.load(Ordering::Relaxed)).sum();
-                    sums[tid].store(s, Ordering::Relaxed);
+            for round in 0..30usize {
+                let totals = vec![5 + round % 7, 1, 13, 2 * round + 1];
+                let cells: Vec<Vec<AtomicUsize>> = totals
+                    .iter()
+                    .map(|&t| (0..t).map(|_| AtomicUsize::new(0)).collect())
+                    .collect();
+                let stages = Stages::new(totals.clone());
+                assert!(pool.run(&|_tid| {
+                    stages.run(
+                        |s| s + 1,
+                        |s, i0, i1| {
+                            if s > 0 {
+                                // The whole previous stage is done.
+                                assert!(cells[s - 1]
+                                    .iter()
+                                    .all(|c| c.load(Ordering::Relaxed) == 1));
+                            }
+                            for c in &cells[s][i0..i1] {
+                                c.fetch_add(1, Ordering::Relaxed);
+                            }
+                        },
+                    )
                 }));
-                let want: usize = (1..=n).map(|t| round * t).sum();
-                for s in &sums {
-                    assert_eq!(s.load(Ordering::Relaxed), want);
+                for st in &cells {
+                    assert!(st.iter().all(|c| c.load(Ordering::Relaxed) == 1));
                 }
             }
         }
