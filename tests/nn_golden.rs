@@ -176,3 +176,56 @@ fn default_backend_is_winograd() {
     );
     assert_eq!(be.threads(), 2);
 }
+
+/// `pcn nnbench` runs on a shared model and prints a rate per batch size; a bad path is
+/// exit code 3, an unknown backend 2.
+#[test]
+fn nnbench_cli() {
+    let exe = env!("CARGO_BIN_EXE_pcn");
+    let run = |args: &[&str]| {
+        std::process::Command::new(exe)
+            .args(args)
+            .output()
+            .expect("pcn runs")
+    };
+    let bad = run(&["nnbench", "--net", "/nonexistent/model"]);
+    assert_eq!(bad.status.code(), Some(3));
+    let Some(d) = model_dirs().into_iter().next() else {
+        return;
+    };
+    let net = d.to_string_lossy().to_string();
+    let wrong = run(&["nnbench", "--net", &net, "--backend", "tpu"]);
+    assert_eq!(wrong.status.code(), Some(2));
+    let ok = run(&[
+        "nnbench",
+        "--net",
+        &net,
+        "--batch",
+        "1,3",
+        "--reps",
+        "1",
+        "--seconds",
+        "0.01",
+        "--threads",
+        "2",
+    ]);
+    assert_eq!(
+        ok.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&ok.stderr)
+    );
+    let text = String::from_utf8_lossy(&ok.stdout);
+    for b in ["batch 1: ", "batch 3: "] {
+        let line = text
+            .lines()
+            .find(|l| l.starts_with(b))
+            .unwrap_or_else(|| panic!("no {b} line in {text}"));
+        let rate: f64 = line[b.len()..]
+            .split_whitespace()
+            .next()
+            .and_then(|x| x.parse().ok())
+            .expect("a rate");
+        assert!(rate > 0.0, "{line}");
+    }
+}
