@@ -58,6 +58,9 @@ impl ConvAlgo {
     }
 }
 
+/// Positions evaluated together (larger batches are split; see `evaluate`).
+const SUB_BATCH: usize = 16;
+
 /// Tiles a thread transforms and multiplies at a time (keeps V and M in cache).
 const CHUNK_TILES: usize = 12;
 
@@ -89,6 +92,8 @@ struct Scratch {
     /// Direct path: trunk output of one position.
     trunk: Vec<f32>,
     heads: Vec<f32>,
+    /// Outputs of one sub-batch (large batches run in pieces).
+    part: NetOutput,
 }
 
 /// The CPU evaluator: see the module documentation.
@@ -235,6 +240,7 @@ impl CpuBackend {
         batch: usize,
         out: &mut NetOutput,
     ) -> Result<(), NnError> {
+        out.resize(&self.info, batch);
         let g = f.geom;
         let c = self.net.filters;
         let n = g.n;
@@ -430,7 +436,30 @@ impl Evaluator for CpuBackend {
             .lock()
             .map_err(|_| NnError::Failed("cpu backend scratch poisoned by a panic".into()))?;
         match &self.fast {
-            Some(f) => self.forward_fast(f, &mut guard, input, batch, out),
+            Some(f) if batch <= SUB_BATCH => self.forward_fast(f, &mut guard, input, batch, out),
+            Some(f) => {
+                // Large batches run SUB_BATCH positions at a time: the activations of a
+                // whole batch of 64 (2-5 MB per buffer) would not stay in cache.
+                let s = &mut *guard;
+                let mut part = std::mem::take(&mut s.part);
+                let (a, bins) = (self.info.actions, self.info.bins());
+                let mut b0 = 0;
+                let mut res = Ok(());
+                while b0 < batch && res.is_ok() {
+                    let b1 = (b0 + SUB_BATCH).min(batch);
+                    res = self.forward_fast(f, s, &input[b0 * len..b1 * len], b1 - b0, &mut part);
+                    out.policy[b0 * a..b1 * a].copy_from_slice(&part.policy);
+                    if bins == 0 {
+                        out.value[b0..b1].copy_from_slice(&part.value);
+                    } else {
+                        out.black_v[b0 * bins..b1 * bins].copy_from_slice(&part.black_v);
+                        out.white_v[b0 * bins..b1 * bins].copy_from_slice(&part.white_v);
+                    }
+                    b0 = b1;
+                }
+                s.part = part;
+                res
+            }
             None => {
                 self.forward_direct(&mut guard, input, batch, out);
                 Ok(())
@@ -509,7 +538,7 @@ mod tests {
 
     /// Every Winograd variant, SIMD or not, on several thread counts, against the direct
     /// convolution: odd board sizes (partial tiles), widths 8 and 24 (8- and 16-column GEMM
-    /// blocks), both head kinds, batches that do not split evenly.
+    /// blocks), both head kinds, batches that do not split evenly (37: sub-batches).
     #[test]
     fn winograd_matches_direct_on_random_models() {
         let cases = [
@@ -523,7 +552,7 @@ mod tests {
             let direct = CpuBackend::with_algo(&model, 1, ConvAlgo::Direct).expect("direct");
             let len = model.info.input_len();
             let mut rng = Rng::new(99);
-            for batch in [1usize, 3, 13] {
+            for batch in [1usize, 3, 37] {
                 let input: Vec<f32> = (0..batch * len)
                     .map(|_| if rng.below(3) == 0 { 1.0 } else { 0.0 })
                     .collect();
