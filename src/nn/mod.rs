@@ -146,3 +146,6 @@ pub trait Evaluator: Send + Sync {
     /// A short name for reports (`cpu`, `batch(cpu)`, `random`, ...).
     fn name(&self) -> String;
 }
+
+pub mod cpu;
+pub mod model;
