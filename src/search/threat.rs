@@ -259,9 +259,19 @@ struct TtEntry {
     depth: u32,
 }
 
-/// A reusable VCF/VCT solver owning its table of failed positions.
+/// A proven win of the side to move: the position key and the winning move.
+#[derive(Copy, Clone, Default)]
+struct WinEntry {
+    key: u64,
+    mv: Move,
+}
+
+/// A reusable VCF/VCT solver owning its table of failed positions and a table of the wins it
+/// proved on the way (every attacker node of a successful line or tree), so a later caller
+/// can follow a proof without searching again ([`ThreatSolver::cached_win`]).
 pub struct ThreatSolver {
     tt: Vec<TtEntry>,
+    wins: Vec<WinEntry>,
 }
 
 impl Default for ThreatSolver {
@@ -276,12 +286,32 @@ impl ThreatSolver {
         let bits = bits.clamp(10, 24);
         ThreatSolver {
             tt: vec![TtEntry::default(); 1 << bits],
+            wins: vec![WinEntry::default(); 1 << bits],
         }
     }
 
-    /// Forgets the failure table.
+    /// Forgets the failure and win tables.
     pub fn clear(&mut self) {
         self.tt.fill(TtEntry::default());
+        self.wins.fill(WinEntry::default());
+    }
+
+    /// A winning move for the side to move in `g` proven by an earlier search of this solver
+    /// (VCF or VCT, any depth), if the table still holds it. The move is checked to be legal.
+    pub fn cached_win(&self, g: &Gomoku) -> Option<Move> {
+        if g.outcome().is_some() {
+            return None;
+        }
+        let key = win_key(g);
+        let e = self.wins[(key as usize) & (self.wins.len() - 1)];
+        if e.key != key {
+            return None;
+        }
+        let c = g.cell_of(e.mv);
+        let legal = g.cell_value(c) == EMPTY
+            && g.forced_point().is_none_or(|f| f == e.mv)
+            && allowed(g, c, g.to_move());
+        legal.then_some(e.mv)
     }
 
     /// VCF for the side to move: see [`vcf`].
@@ -319,6 +349,7 @@ impl ThreatSolver {
             g: game,
             budget,
             tt: &mut self.tt,
+            wins: &mut self.wins,
             vct,
             aborted: false,
         };
@@ -347,10 +378,20 @@ pub fn vct(game: &mut Gomoku, budget: &mut Budget, max_depth: u32) -> Option<Vec
     ThreatSolver::new(16).vct(game, budget, max_depth)
 }
 
+/// The win-table key of a position: stones, side to move and the 4T forced point.
+fn win_key(g: &Gomoku) -> u64 {
+    let mut k = g.hash();
+    if let Some(f) = g.forced_point() {
+        k ^= (f as u64 + 1).wrapping_mul(0xC2B2_AE3D_27D4_EB4F);
+    }
+    k | 1
+}
+
 struct Search<'g, 'b, 's> {
     g: &'g mut Gomoku,
     budget: &'g mut Budget<'b>,
     tt: &'s mut [TtEntry],
+    wins: &'s mut [WinEntry],
     vct: bool,
     aborted: bool,
 }
@@ -447,8 +488,20 @@ impl Search<'_, '_, '_> {
         out
     }
 
-    /// Attacker to move. Returns the reversed winning line.
+    /// Attacker to move. Returns the reversed winning line (its last entry is this node's
+    /// move) and records the win in the win table.
     fn attack(&mut self, depth: u32) -> Option<RevLine> {
+        let r = self.attack_inner(depth);
+        if let Some(&m) = r.as_ref().and_then(|l| l.last()) {
+            // Every returned line is a proven win whatever the budget did later.
+            let key = win_key(self.g);
+            let i = (key as usize) & (self.wins.len() - 1);
+            self.wins[i] = WinEntry { key, mv: m };
+        }
+        r
+    }
+
+    fn attack_inner(&mut self, depth: u32) -> Option<RevLine> {
         if self.g.outcome().is_some() {
             return None;
         }

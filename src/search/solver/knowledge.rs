@@ -8,7 +8,7 @@ use super::heuristic::{ThreatPriors, UniformPlayout};
 use super::{Heuristic, SolverGame, SolverOptions};
 use crate::game::gomoku::{Gomoku, Rule};
 use crate::game::killallgo::KillallGo;
-use crate::game::{Game, Move};
+use crate::game::{Game, Move, Outcome};
 use crate::search::threat::{immediate_win, ThreatSolver};
 use crate::search::{Budget, Limits};
 
@@ -63,7 +63,13 @@ pub struct KnowledgeState {
     pub nodes: u64,
     threat: Option<ThreatSolver>,
     never: AtomicBool,
+    /// Recent winning threat lines (attacker move, forced reply, ..., winning move), newest
+    /// last, replayed by [`SolverGame::quick_win`] at sibling positions.
+    lines: Vec<Vec<Move>>,
 }
+
+/// How many recent winning lines [`KnowledgeState`] keeps for replay.
+const MAX_LINES: usize = 6;
 
 impl KnowledgeState {
     /// A fresh state for `opts`.
@@ -73,15 +79,70 @@ impl KnowledgeState {
             nodes: 0,
             threat: None,
             never: AtomicBool::new(false),
+            lines: Vec::new(),
         }
     }
 
-    /// Forgets the threat table.
+    /// Forgets the threat tables and the remembered lines.
     pub fn clear(&mut self) {
         if let Some(t) = self.threat.as_mut() {
             t.clear();
         }
+        self.lines.clear();
     }
+
+    /// Remembers a winning line for replay (most recent last; the oldest is dropped).
+    fn remember(&mut self, line: &[Move]) {
+        if line.len() < 3 || self.lines.iter().any(|l| l.as_slice() == line) {
+            return;
+        }
+        if self.lines.len() >= MAX_LINES {
+            self.lines.remove(0);
+        }
+        self.lines.push(line.to_vec());
+    }
+}
+
+/// 4T: whether `line` (attacker move, reply, attacker move, ..., winning move) is a forced
+/// win for the side to move in `g`, checked under the game rules: every attacker move is
+/// legal, every one but the last leaves the defender exactly one legal move (the 4T forced
+/// point), and that reply is the next entry; the line ends in the attacker's win. Such a line
+/// is a complete proof (the defender never had a choice). The game is left unchanged.
+pub fn replay_forced_line(g: &mut Gomoku, line: &[Move]) -> bool {
+    if g.rule() != Rule::FourT || line.is_empty() || g.outcome().is_some() {
+        return false;
+    }
+    let attacker = g.to_move();
+    let mut played = 0;
+    let mut ok = false;
+    let mut i = 0;
+    while i < line.len() {
+        let a = line[i];
+        if g.check_move(a).is_err() {
+            break;
+        }
+        g.play_unchecked(a);
+        played += 1;
+        if let Some(o) = g.outcome() {
+            ok = o == Outcome::Win(attacker);
+            break;
+        }
+        // The defender must have exactly one legal move, the recorded reply.
+        let Some(&r) = line.get(i + 1) else { break };
+        if g.forced_point() != Some(r) {
+            break;
+        }
+        g.play_unchecked(r);
+        played += 1;
+        if g.outcome().is_some() {
+            break;
+        }
+        i += 2;
+    }
+    for _ in 0..played {
+        g.undo();
+    }
+    ok
 }
 
 impl SolverGame for Gomoku {
@@ -89,17 +150,20 @@ impl SolverGame for Gomoku {
         if !st.opts.vcf && !st.opts.vct {
             return None;
         }
-        if let Some(m) = immediate_win(self) {
+        if let Some(m) = self.quick_win(st) {
             return Some(m);
         }
-        let ts = st.threat.get_or_insert_with(|| ThreatSolver::new(18));
+        let ts = st.threat.get_or_insert_with(|| ThreatSolver::new(20));
         if st.opts.vcf {
             let limits = Limits::nodes(st.opts.vcf_nodes);
             let mut b = Budget::new(&limits, &st.never);
             let r = ts.vcf(self, &mut b, st.opts.vcf_depth);
             st.nodes += b.nodes;
-            if let Some(m) = r.and_then(|l| l.first().copied()) {
-                return Some(m);
+            if let Some(l) = r {
+                if let Some(&m) = l.first() {
+                    st.remember(&l);
+                    return Some(m);
+                }
             }
         }
         if st.opts.vct {
@@ -108,6 +172,31 @@ impl SolverGame for Gomoku {
             let r = ts.vct(self, &mut b, st.opts.vct_depth);
             st.nodes += b.nodes;
             if let Some(m) = r.and_then(|l| l.first().copied()) {
+                return Some(m);
+            }
+        }
+        None
+    }
+
+    fn quick_win(&mut self, st: &mut KnowledgeState) -> Option<Move> {
+        if !st.opts.vcf && !st.opts.vct {
+            return None;
+        }
+        if let Some(m) = immediate_win(self) {
+            return Some(m);
+        }
+        // A win proven by an earlier threat search (its whole tree was recorded).
+        if let Some(m) = st.threat.as_ref().and_then(|t| t.cached_win(self)) {
+            return Some(m);
+        }
+        // A sibling's forced line that still works here (the defender's extra stone did not
+        // touch it): the usual case at a defender node where most replies ignore the threat.
+        for i in (0..st.lines.len()).rev() {
+            if replay_forced_line(self, &st.lines[i]) {
+                let m = st.lines[i][0];
+                // Most recently useful last, so it is tried first next time.
+                let l = st.lines.remove(i);
+                st.lines.push(l);
                 return Some(m);
             }
         }

@@ -175,6 +175,21 @@ impl<G: SolverGame> Mcts<G> {
         for &(p, m) in &order {
             self.nodes.push(Node::new(m, p));
         }
+        if me != prover {
+            // Replies that ignore the prover's threat are proven at once (cheap knowledge).
+            for (i, &(_, m)) in order.iter().enumerate() {
+                g.play_unchecked(m);
+                if g.outcome().is_none() {
+                    if let Some(w) = g.quick_win(&mut self.know) {
+                        self.nodes[first as usize + i].status = WIN;
+                        if self.use_tt {
+                            self.tt.put(Self::key(g, prover), 0, INF, 1, w);
+                        }
+                    }
+                }
+                g.undo();
+            }
+        }
         let n = &mut self.nodes[idx];
         n.first = first;
         n.count = order.len() as u16;

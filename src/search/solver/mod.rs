@@ -258,6 +258,15 @@ pub trait SolverGame: Game {
         None
     }
 
+    /// Cheap knowledge at a node where the side to move is the prover, without any search:
+    /// an immediate win, or a win already proven by an earlier knowledge search (Gomoku:
+    /// the threat search's win table, a sibling's forced line replayed). The solvers call it
+    /// on the children of the opponent's nodes so that replies that ignore the prover's
+    /// threat are proven at once. Same contract as [`SolverGame::knowledge_win`].
+    fn quick_win(&mut self, _state: &mut KnowledgeState) -> Option<Move> {
+        None
+    }
+
     /// Whether the game-theoretic value depends on history beyond [`SolverGame::solver_key`]
     /// (superko). Then, with [`GhiMode::Exact`], the solvers key their tables by the history
     /// as well ([`SolverGame::history_mark`], [`SolverGame::history_root`]).
