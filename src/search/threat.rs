@@ -272,6 +272,7 @@ struct WinEntry {
 pub struct ThreatSolver {
     tt: Vec<TtEntry>,
     wins: Vec<WinEntry>,
+    hint: Option<u64>,
 }
 
 impl Default for ThreatSolver {
@@ -287,7 +288,17 @@ impl ThreatSolver {
         ThreatSolver {
             tt: vec![TtEntry::default(); 1 << bits],
             wins: vec![WinEntry::default(); 1 << bits],
+            hint: None,
         }
+    }
+
+    /// Move-ordering hint for the following searches: at each attacker node, a move the win
+    /// table holds for this position is tried first, and so is one it holds for the position
+    /// whose hash differs by `xor` (e.g. a sibling that differs in one defender stone, whose
+    /// proof is likely to work here too). Ordering only: results stay proven by search.
+    /// `None` turns hints off (the default; plain [`vcf`]/[`vct`] behaviour).
+    pub fn set_hint(&mut self, xor: Option<u64>) {
+        self.hint = xor;
     }
 
     /// Forgets the failure and win tables.
@@ -350,6 +361,7 @@ impl ThreatSolver {
             budget,
             tt: &mut self.tt,
             wins: &mut self.wins,
+            hint: self.hint,
             vct,
             aborted: false,
         };
@@ -378,13 +390,19 @@ pub fn vct(game: &mut Gomoku, budget: &mut Budget, max_depth: u32) -> Option<Vec
     ThreatSolver::new(16).vct(game, budget, max_depth)
 }
 
-/// The win-table key of a position: stones, side to move and the 4T forced point.
-fn win_key(g: &Gomoku) -> u64 {
+/// The win-table key of a position before the low bit is set: stones, side to move and the
+/// 4T forced point. Linear in the hash, so hints can xor a stone difference into it.
+fn raw_win_key(g: &Gomoku) -> u64 {
     let mut k = g.hash();
     if let Some(f) = g.forced_point() {
         k ^= (f as u64 + 1).wrapping_mul(0xC2B2_AE3D_27D4_EB4F);
     }
-    k | 1
+    k
+}
+
+/// The win-table key of a position (never 0, the empty entry's key).
+fn win_key(g: &Gomoku) -> u64 {
+    raw_win_key(g) | 1
 }
 
 struct Search<'g, 'b, 's> {
@@ -392,6 +410,7 @@ struct Search<'g, 'b, 's> {
     budget: &'g mut Budget<'b>,
     tt: &'s mut [TtEntry],
     wins: &'s mut [WinEntry],
+    hint: Option<u64>,
     vct: bool,
     aborted: bool,
 }
@@ -582,6 +601,22 @@ impl Search<'_, '_, '_> {
         }
         fours.sort_unstable_by_key(|x| std::cmp::Reverse(x.0));
         threes.sort_unstable_by_key(|x| std::cmp::Reverse(x.0));
+        if let Some(x) = self.hint {
+            // Hinted moves first (the sibling's, then this position's own proven move).
+            let raw = raw_win_key(self.g);
+            for k in [(raw ^ x) | 1, raw | 1] {
+                let e = self.wins[(k as usize) & (self.wins.len() - 1)];
+                if e.key != k {
+                    continue;
+                }
+                let c = self.g.cell_of(e.mv);
+                if let Some(i) = fours.iter().position(|&(_, q)| q == c) {
+                    fours[..=i].rotate_right(1);
+                } else if let Some(i) = threes.iter().position(|&(_, q)| q == c) {
+                    threes[..=i].rotate_right(1);
+                }
+            }
+        }
 
         for &(_, c) in &fours {
             if !allowed(self.g, c, a) {

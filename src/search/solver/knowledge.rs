@@ -32,13 +32,16 @@ pub struct Knowledge {
 
 impl Default for Knowledge {
     fn default() -> Self {
+        // VCT budget and depth measured on the shared 4T problems (docs/solving.md): 20 000
+        // nodes / depth 6 found fewer wins than 60 000 / 8; 200 000 / 10 cost too much per
+        // node where the prover is to move.
         Knowledge {
             vcf: true,
             vct: false,
             vcf_depth: 30,
-            vct_depth: 6,
+            vct_depth: 8,
             vcf_nodes: 5_000,
-            vct_nodes: 20_000,
+            vct_nodes: 60_000,
         }
     }
 }
@@ -66,6 +69,9 @@ pub struct KnowledgeState {
     /// Recent winning threat lines (attacker move, forced reply, ..., winning move), newest
     /// last, replayed by [`SolverGame::quick_win`] at sibling positions.
     lines: Vec<Vec<Move>>,
+    /// Hash of the last position where a threat search found a win (move-ordering hint for
+    /// the next search: siblings usually differ from it by one stone each side).
+    last_win_hash: Option<u64>,
 }
 
 /// How many recent winning lines [`KnowledgeState`] keeps for replay.
@@ -80,6 +86,7 @@ impl KnowledgeState {
             threat: None,
             never: AtomicBool::new(false),
             lines: Vec::new(),
+            last_win_hash: None,
         }
     }
 
@@ -89,6 +96,7 @@ impl KnowledgeState {
             t.clear();
         }
         self.lines.clear();
+        self.last_win_hash = None;
     }
 
     /// Remembers a winning line for replay (most recent last; the oldest is dropped).
@@ -154,6 +162,7 @@ impl SolverGame for Gomoku {
             return Some(m);
         }
         let ts = st.threat.get_or_insert_with(|| ThreatSolver::new(20));
+        ts.set_hint(Some(st.last_win_hash.map_or(0, |h| h ^ self.hash())));
         if st.opts.vcf {
             let limits = Limits::nodes(st.opts.vcf_nodes);
             let mut b = Budget::new(&limits, &st.never);
@@ -162,6 +171,7 @@ impl SolverGame for Gomoku {
             if let Some(l) = r {
                 if let Some(&m) = l.first() {
                     st.remember(&l);
+                    st.last_win_hash = Some(self.hash());
                     return Some(m);
                 }
             }
@@ -172,6 +182,7 @@ impl SolverGame for Gomoku {
             let r = ts.vct(self, &mut b, st.opts.vct_depth);
             st.nodes += b.nodes;
             if let Some(m) = r.and_then(|l| l.first().copied()) {
+                st.last_win_hash = Some(self.hash());
                 return Some(m);
             }
         }

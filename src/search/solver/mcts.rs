@@ -467,7 +467,9 @@ impl<G: SolverGame> Solver<G> for Mcts<G> {
 
     fn proof_tree(&mut self) -> Option<ProofTree> {
         let (root, prover, result) = self.last.clone()?;
-        let mut know = KnowledgeState::new(self.opts.knowledge.clone());
+        // The search's own knowledge state: its threat-win table already holds most of the
+        // proof's threat sequences.
+        let know = &mut self.know;
         let stop = AtomicBool::new(false);
         let limits = Limits::nodes(self.opts.proof_search_nodes);
         let mut dopts = self.opts.clone();
@@ -482,7 +484,7 @@ impl<G: SolverGame> Solver<G> for Mcts<G> {
             prover,
             result,
             &mut oracle,
-            &mut know,
+            know,
             self.opts.proof_max_nodes,
             self.opts.proof_search_nodes,
         )

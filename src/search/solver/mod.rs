@@ -158,8 +158,8 @@ pub enum SolverError {
 /// Which heuristic the MCTS solver and focused DFPN use when none is plugged in.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
 pub enum HeuristicKind {
-    /// The game's default ([`SolverGame::default_heuristic`]): threat-table priors with
-    /// playouts in Gomoku, uniform priors with playouts elsewhere.
+    /// The game's default ([`SolverGame::default_heuristic`]): threat-table priors and
+    /// a static threat-score value in Gomoku, uniform priors with playouts elsewhere.
     #[default]
     Default,
     /// Uniform priors and random-playout values, for every game.
