@@ -106,7 +106,7 @@ pub struct SolveArgs {
     #[arg(long, value_enum, default_value = "on")]
     pub vcf: OnOff,
     /// Gomoku: VCT threat search as well (after VCF failed).
-    #[arg(long, value_enum, default_value = "off")]
+    #[arg(long, value_enum, default_value = "on")]
     pub vct: OnOff,
     /// Random seed of the solvers (the global `--seed`).
     #[arg(skip)]

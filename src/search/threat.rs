@@ -259,9 +259,20 @@ struct TtEntry {
     depth: u32,
 }
 
-/// A reusable VCF/VCT solver owning its table of failed positions.
+/// A proven win of the side to move: the position key and the winning move.
+#[derive(Copy, Clone, Default)]
+struct WinEntry {
+    key: u64,
+    mv: Move,
+}
+
+/// A reusable VCF/VCT solver owning its table of failed positions and a table of the wins it
+/// proved on the way (every attacker node of a successful line or tree), so a later caller
+/// can follow a proof without searching again ([`ThreatSolver::cached_win`]).
 pub struct ThreatSolver {
     tt: Vec<TtEntry>,
+    wins: Vec<WinEntry>,
+    hint: Option<u64>,
 }
 
 impl Default for ThreatSolver {
@@ -276,12 +287,42 @@ impl ThreatSolver {
         let bits = bits.clamp(10, 24);
         ThreatSolver {
             tt: vec![TtEntry::default(); 1 << bits],
+            wins: vec![WinEntry::default(); 1 << bits],
+            hint: None,
         }
     }
 
-    /// Forgets the failure table.
+    /// Move-ordering hint for the following searches: at each attacker node, a move the win
+    /// table holds for this position is tried first, and so is one it holds for the position
+    /// whose hash differs by `xor` (e.g. a sibling that differs in one defender stone, whose
+    /// proof is likely to work here too). Ordering only: results stay proven by search.
+    /// `None` turns hints off (the default; plain [`vcf`]/[`vct`] behaviour).
+    pub fn set_hint(&mut self, xor: Option<u64>) {
+        self.hint = xor;
+    }
+
+    /// Forgets the failure and win tables.
     pub fn clear(&mut self) {
         self.tt.fill(TtEntry::default());
+        self.wins.fill(WinEntry::default());
+    }
+
+    /// A winning move for the side to move in `g` proven by an earlier search of this solver
+    /// (VCF or VCT, any depth), if the table still holds it. The move is checked to be legal.
+    pub fn cached_win(&self, g: &Gomoku) -> Option<Move> {
+        if g.outcome().is_some() {
+            return None;
+        }
+        let key = win_key(g);
+        let e = self.wins[(key as usize) & (self.wins.len() - 1)];
+        if e.key != key {
+            return None;
+        }
+        let c = g.cell_of(e.mv);
+        let legal = g.cell_value(c) == EMPTY
+            && g.forced_point().is_none_or(|f| f == e.mv)
+            && allowed(g, c, g.to_move());
+        legal.then_some(e.mv)
     }
 
     /// VCF for the side to move: see [`vcf`].
@@ -319,6 +360,8 @@ impl ThreatSolver {
             g: game,
             budget,
             tt: &mut self.tt,
+            wins: &mut self.wins,
+            hint: self.hint,
             vct,
             aborted: false,
         };
@@ -347,10 +390,27 @@ pub fn vct(game: &mut Gomoku, budget: &mut Budget, max_depth: u32) -> Option<Vec
     ThreatSolver::new(16).vct(game, budget, max_depth)
 }
 
+/// The win-table key of a position before the low bit is set: stones, side to move and the
+/// 4T forced point. Linear in the hash, so hints can xor a stone difference into it.
+fn raw_win_key(g: &Gomoku) -> u64 {
+    let mut k = g.hash();
+    if let Some(f) = g.forced_point() {
+        k ^= (f as u64 + 1).wrapping_mul(0xC2B2_AE3D_27D4_EB4F);
+    }
+    k
+}
+
+/// The win-table key of a position (never 0, the empty entry's key).
+fn win_key(g: &Gomoku) -> u64 {
+    raw_win_key(g) | 1
+}
+
 struct Search<'g, 'b, 's> {
     g: &'g mut Gomoku,
     budget: &'g mut Budget<'b>,
     tt: &'s mut [TtEntry],
+    wins: &'s mut [WinEntry],
+    hint: Option<u64>,
     vct: bool,
     aborted: bool,
 }
@@ -447,8 +507,20 @@ impl Search<'_, '_, '_> {
         out
     }
 
-    /// Attacker to move. Returns the reversed winning line.
+    /// Attacker to move. Returns the reversed winning line (its last entry is this node's
+    /// move) and records the win in the win table.
     fn attack(&mut self, depth: u32) -> Option<RevLine> {
+        let r = self.attack_inner(depth);
+        if let Some(&m) = r.as_ref().and_then(|l| l.last()) {
+            // Every returned line is a proven win whatever the budget did later.
+            let key = win_key(self.g);
+            let i = (key as usize) & (self.wins.len() - 1);
+            self.wins[i] = WinEntry { key, mv: m };
+        }
+        r
+    }
+
+    fn attack_inner(&mut self, depth: u32) -> Option<RevLine> {
         if self.g.outcome().is_some() {
             return None;
         }
@@ -529,6 +601,22 @@ impl Search<'_, '_, '_> {
         }
         fours.sort_unstable_by_key(|x| std::cmp::Reverse(x.0));
         threes.sort_unstable_by_key(|x| std::cmp::Reverse(x.0));
+        if let Some(x) = self.hint {
+            // Hinted moves first (the sibling's, then this position's own proven move).
+            let raw = raw_win_key(self.g);
+            for k in [(raw ^ x) | 1, raw | 1] {
+                let e = self.wins[(k as usize) & (self.wins.len() - 1)];
+                if e.key != k {
+                    continue;
+                }
+                let c = self.g.cell_of(e.mv);
+                if let Some(i) = fours.iter().position(|&(_, q)| q == c) {
+                    fours[..=i].rotate_right(1);
+                } else if let Some(i) = threes.iter().position(|&(_, q)| q == c) {
+                    threes[..=i].rotate_right(1);
+                }
+            }
+        }
 
         for &(_, c) in &fours {
             if !allowed(self.g, c, a) {

@@ -186,6 +186,11 @@ impl<G: SolverGame> Dfpn<G> {
                 .get(self.key(g, prover, self.child_hist(g, self.hist)))
             {
                 (e.pn(), e.dn())
+            } else if let Some(w) = (!or).then(|| g.quick_win(&mut self.know)).flatten() {
+                // A reply that ignores the prover's threat: proven without a visit.
+                let k = self.key(g, prover, self.child_hist(g, self.hist));
+                self.tt.put(k, 0, INF, 1, w);
+                (0, INF)
             } else if let Some(init) = cost_init {
                 init
             } else if mobility {

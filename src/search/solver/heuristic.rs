@@ -3,7 +3,7 @@
 //!
 //! Without a network: [`UniformPlayout`] (uniform priors, random-playout value) for every
 //! game, and [`ThreatPriors`] for Gomoku (priors from the pattern/threat scores of
-//! [`crate::search::greedy::cell_score`], random-playout value).
+//! [`crate::search::greedy::cell_score`], a static value from the same scores).
 
 use super::SolverOptions;
 use crate::game::gomoku::pattern::EMPTY;
@@ -129,40 +129,42 @@ impl<G: Game> Heuristic<G> for UniformPlayout {
 }
 
 /// Gomoku: priors from the pattern scores of both colours at each empty point (attack plus
-/// defence, softmax-like), random-playout values.
+/// defence, softmax-like), and a static value from the best scores of both sides.
 pub struct ThreatPriors {
-    rng: Rng,
-    plies: usize,
     buf: Vec<Move>,
 }
 
 impl ThreatPriors {
-    /// Seeded from `opts.seed`; playouts of at most `opts.playout_plies` plies.
-    pub fn new(opts: &SolverOptions) -> Self {
+    /// A heuristic for `opts` (deterministic: it has no random part).
+    pub fn new(_opts: &SolverOptions) -> Self {
         ThreatPriors {
-            rng: Rng::new(opts.seed ^ 0x5eed_0002),
-            plies: opts.playout_plies,
             buf: Vec::with_capacity(512),
         }
     }
 }
 
-/// Threat-table priors of the legal moves of `g` into `e.policy`.
-pub fn threat_priors(g: &Gomoku, buf: &mut Vec<Move>, e: &mut Evaluation) {
+/// Threat-table priors of the legal moves of `g` into `e.policy`; returns a static value
+/// for the side to move in [-1, 1] from the best attacking scores of both sides (the side
+/// to move gets the tempo).
+pub fn threat_priors(g: &Gomoku, buf: &mut Vec<Move>, e: &mut Evaluation) -> f32 {
     e.reset(g.num_actions());
     g.legal_moves(buf);
     if buf.is_empty() {
-        return;
+        return 0.0;
     }
     let me = g.to_move();
     let mut total = 0.0f32;
+    let (mut best_me, mut best_opp) = (0i32, 0i32);
     for &m in buf.iter() {
         let c = g.cell_of(m);
         if g.cell_value(c) != EMPTY {
             continue;
         }
+        let (sm, so) = (cell_score(g, c, me), cell_score(g, c, me.opp()));
+        best_me = best_me.max(sm);
+        best_opp = best_opp.max(so);
         // Own threats count a little more than blocking the opponent's.
-        let s = cell_score(g, c, me) as f32 * 1.2 + cell_score(g, c, me.opp()) as f32;
+        let s = sm as f32 * 1.2 + so as f32;
         // Compress the score range (1 .. 100000) so that quiet moves keep some prior.
         let w = 1.0 + s.max(0.0).sqrt();
         e.policy[m as usize] = w;
@@ -173,6 +175,8 @@ pub fn threat_priors(g: &Gomoku, buf: &mut Vec<Move>, e: &mut Evaluation) {
             e.policy[m as usize] /= total;
         }
     }
+    let d = (best_me as f32 * 1.5 - best_opp as f32) / 600.0;
+    d.tanh()
 }
 
 impl Heuristic<Gomoku> for ThreatPriors {
@@ -182,8 +186,9 @@ impl Heuristic<Gomoku> for ThreatPriors {
 
     fn evaluate_batch(&mut self, positions: &[&Gomoku], out: &mut [Evaluation]) {
         for (g, e) in positions.iter().zip(out.iter_mut()) {
-            threat_priors(g, &mut self.buf, e);
-            e.value = random_playout(*g, &mut self.rng, self.plies, &mut self.buf);
+            // A static value: random playouts are too noisy in Gomoku (measured: the MCTS
+            // solver's results then depended on the playouts' luck, docs/solving.md).
+            e.value = threat_priors(g, &mut self.buf, e);
         }
     }
 

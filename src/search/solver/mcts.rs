@@ -175,6 +175,21 @@ impl<G: SolverGame> Mcts<G> {
         for &(p, m) in &order {
             self.nodes.push(Node::new(m, p));
         }
+        if me != prover {
+            // Replies that ignore the prover's threat are proven at once (cheap knowledge).
+            for (i, &(_, m)) in order.iter().enumerate() {
+                g.play_unchecked(m);
+                if g.outcome().is_none() {
+                    if let Some(w) = g.quick_win(&mut self.know) {
+                        self.nodes[first as usize + i].status = WIN;
+                        if self.use_tt {
+                            self.tt.put(Self::key(g, prover), 0, INF, 1, w);
+                        }
+                    }
+                }
+                g.undo();
+            }
+        }
         let n = &mut self.nodes[idx];
         n.first = first;
         n.count = order.len() as u16;
@@ -452,7 +467,9 @@ impl<G: SolverGame> Solver<G> for Mcts<G> {
 
     fn proof_tree(&mut self) -> Option<ProofTree> {
         let (root, prover, result) = self.last.clone()?;
-        let mut know = KnowledgeState::new(self.opts.knowledge.clone());
+        // The search's own knowledge state: its threat-win table already holds most of the
+        // proof's threat sequences.
+        let know = &mut self.know;
         let stop = AtomicBool::new(false);
         let limits = Limits::nodes(self.opts.proof_search_nodes);
         let mut dopts = self.opts.clone();
@@ -467,7 +484,7 @@ impl<G: SolverGame> Solver<G> for Mcts<G> {
             prover,
             result,
             &mut oracle,
-            &mut know,
+            know,
             self.opts.proof_max_nodes,
             self.opts.proof_search_nodes,
         )

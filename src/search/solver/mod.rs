@@ -166,8 +166,8 @@ pub enum SolverError {
 /// Which heuristic the MCTS solver and focused DFPN use when none is plugged in.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
 pub enum HeuristicKind {
-    /// The game's default ([`SolverGame::default_heuristic`]): threat-table priors with
-    /// playouts in Gomoku, uniform priors with playouts elsewhere.
+    /// The game's default ([`SolverGame::default_heuristic`]): threat-table priors and
+    /// a static threat-score value in Gomoku, uniform priors with playouts elsewhere.
     #[default]
     Default,
     /// Uniform priors and random-playout values, for every game.
@@ -273,6 +273,15 @@ pub trait SolverGame: Game {
     /// proven win found by a special search (Gomoku VCF/VCT), or `None`. Must leave the
     /// position unchanged and must be sound (a returned move wins by force).
     fn knowledge_win(&mut self, _state: &mut KnowledgeState) -> Option<Move> {
+        None
+    }
+
+    /// Cheap knowledge at a node where the side to move is the prover, without any search:
+    /// an immediate win, or a win already proven by an earlier knowledge search (Gomoku:
+    /// the threat search's win table, a sibling's forced line replayed). The solvers call it
+    /// on the children of the opponent's nodes so that replies that ignore the prover's
+    /// threat are proven at once. Same contract as [`SolverGame::knowledge_win`].
+    fn quick_win(&mut self, _state: &mut KnowledgeState) -> Option<Move> {
         None
     }
 
