@@ -20,6 +20,7 @@
 
 pub mod dfpn;
 pub mod heuristic;
+pub mod killallgo;
 pub mod knowledge;
 pub mod mcts;
 mod proof;
