@@ -285,6 +285,17 @@ pub trait SolverGame: Game {
         v.len()
     }
 
+    /// Whether DFPN orders children by [`SolverGame::order_scores`] plus a history heuristic
+    /// (moves that solved earlier nodes first) when no heuristic gives priors.
+    const ORDER_HINTS: bool = false;
+
+    /// Static move-ordering scores for the side to move, one per move in `moves` (larger is
+    /// tried first). Only used with [`SolverGame::ORDER_HINTS`]. Defaults to zeros.
+    fn order_scores(&self, moves: &[Move], out: &mut Vec<i32>) {
+        out.clear();
+        out.resize(moves.len(), 0);
+    }
+
     /// The heuristic used by MCTS and focused DFPN when none is plugged in.
     fn default_heuristic(opts: &SolverOptions) -> Box<dyn Heuristic<Self>>;
 }
