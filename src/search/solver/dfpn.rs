@@ -89,6 +89,8 @@ pub struct Dfpn<G: SolverGame> {
     scores: Vec<i32>,
     /// Scratch: (child index, table key) of the non-terminal children being generated.
     keys: Vec<(u32, u64)>,
+    /// Scratch: (move, ordering key) of the node being generated, best first.
+    order: Vec<(Move, f32)>,
 }
 
 struct Ctx<'a, 'b> {
@@ -114,14 +116,13 @@ impl<G: SolverGame> Dfpn<G> {
             moves: Vec::with_capacity(512),
             eval: vec![Evaluation::default()],
             last: None,
-            exact: G::HISTORY_SENSITIVE
-                && opts_ghi_exact(&opts_copy)
-                && std::env::var("PCN_DEV_GHI").map_or(true, |v| v != "paper"),
+            exact: G::HISTORY_SENSITIVE && opts_ghi_exact(&opts_copy),
             hist: 0,
             know_in_budget: false,
             history: Vec::new(),
             scores: Vec::new(),
             keys: Vec::new(),
+            order: Vec::new(),
         }
     }
 
@@ -155,7 +156,7 @@ impl<G: SolverGame> Dfpn<G> {
     /// Focus window size for `unsolved` children.
     #[inline]
     fn window(&self, unsolved: usize) -> usize {
-        if self.heuristic.is_none() {
+        if self.heuristic.is_none() || !G::FOCUS_WINDOW {
             return unsolved;
         }
         let w = self.opts.focus_base + (self.opts.focus_ratio * unsolved as f64).ceil() as usize;
@@ -198,6 +199,8 @@ impl<G: SolverGame> Dfpn<G> {
             }
         }
         let hist_base = g.to_move().index() * g.num_actions();
+        let mut order = std::mem::take(&mut self.order);
+        order.clear();
         for (i, &m) in moves.iter().enumerate() {
             let mut prior = if have_priors {
                 self.eval[0].policy.get(m as usize).copied().unwrap_or(0.0)
@@ -212,9 +215,23 @@ impl<G: SolverGame> Dfpn<G> {
                 } else {
                     self.scores.get(i).copied().unwrap_or(0) as f32
                 };
-                let h = self.history.get(hist_base + m as usize).copied().unwrap_or(0);
+                let h = self
+                    .history
+                    .get(hist_base + m as usize)
+                    .copied()
+                    .unwrap_or(0);
                 prior = base + HISTORY_WEIGHT * (1.0 + h as f32).log2();
             }
+            order.push((m, prior));
+        }
+        if have_priors || hints {
+            order.sort_unstable_by(|a, b| {
+                b.1.partial_cmp(&a.1)
+                    .unwrap_or(std::cmp::Ordering::Equal)
+                    .then(a.0.cmp(&b.0))
+            });
+        }
+        for &(m, prior) in &order {
             g.play_unchecked(m);
             let mut fresh = false;
             let (pn, dn) = if let Some(o) = g.outcome() {
@@ -224,8 +241,10 @@ impl<G: SolverGame> Dfpn<G> {
                     (INF, 0)
                 }
             } else {
-                self.keys
-                    .push((buf.len() as u32, self.key(g, prover, self.child_hist(g, self.hist))));
+                self.keys.push((
+                    buf.len() as u32,
+                    self.key(g, prover, self.child_hist(g, self.hist)),
+                ));
                 fresh = true;
                 if let Some(init) = cost_init {
                     init
@@ -248,7 +267,14 @@ impl<G: SolverGame> Dfpn<G> {
                 prior,
                 fresh,
             });
+            // A child that decides the node (a prover win at an OR node, a prover loss at an
+            // AND node) ends the generation: the node is solved, the rest would be wasted
+            // plays (with good ordering the killer move comes first).
+            if hints && ((or && pn == 0) || (!or && dn == 0)) {
+                break;
+            }
         }
+        self.order = order;
         // Table lookups in a second pass: the probes are independent of each other, so
         // their cache misses overlap instead of each one stalling a play/undo.
         for &(i, key) in &self.keys {
@@ -262,15 +288,7 @@ impl<G: SolverGame> Dfpn<G> {
         }
         self.keys.clear();
         self.moves = moves;
-        if have_priors || hints {
-            buf.sort_unstable_by(|a, b| {
-                b.prior
-                    .partial_cmp(&a.prior)
-                    .unwrap_or(std::cmp::Ordering::Equal)
-                    .then(a.mv.cmp(&b.mv))
-            });
-        }
-        if hints && !have_priors {
+        if hints {
             // Soft focus: a fresh child looks the more expensive the further its ordering key
             // lies below the best one (the side to move's number grows: pn at OR nodes, dn at
             // AND nodes), so DFPN does not spread its effort evenly over every move.

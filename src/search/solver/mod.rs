@@ -289,6 +289,11 @@ pub trait SolverGame: Game {
     /// (moves that solved earlier nodes first) when no heuristic gives priors.
     const ORDER_HINTS: bool = false;
 
+    /// Whether focused DFPN applies its focus window (only the first `1 + ceil(r · unsolved)`
+    /// children count). Games whose ordering already scales the initial numbers
+    /// ([`SolverGame::ORDER_HINTS`]) may turn it off.
+    const FOCUS_WINDOW: bool = true;
+
     /// Static move-ordering scores for the side to move, one per move in `moves` (larger is
     /// tried first). Only used with [`SolverGame::ORDER_HINTS`]. Defaults to zeros.
     fn order_scores(&self, moves: &[Move], out: &mut Vec<i32>) {
