@@ -91,6 +91,9 @@ pub struct Dfpn<G: SolverGame> {
     keys: Vec<(u32, u64)>,
     /// Scratch: (move, ordering key) of the node being generated, best first.
     order: Vec<(Move, f32)>,
+    /// [`SolverGame::ORDER_HINTS`] apply: the game asks for them and the heuristic, if
+    /// any, is the game's own no-network one (a plugged-in network keeps the paper's rules).
+    hints: bool,
 }
 
 struct Ctx<'a, 'b> {
@@ -107,6 +110,9 @@ impl<G: SolverGame> Dfpn<G> {
         let know = KnowledgeState::new(opts.knowledge.clone());
         let tt = Tt::new(opts.tt_bytes());
         let opts_copy = opts.clone();
+        let own_heuristic = heuristic
+            .as_ref()
+            .is_none_or(|h| h.name() == G::default_heuristic(&opts).name());
         Dfpn {
             opts,
             heuristic,
@@ -123,6 +129,7 @@ impl<G: SolverGame> Dfpn<G> {
             scores: Vec::new(),
             keys: Vec::new(),
             order: Vec::new(),
+            hints: G::ORDER_HINTS && own_heuristic,
         }
     }
 
@@ -156,7 +163,7 @@ impl<G: SolverGame> Dfpn<G> {
     /// Focus window size for `unsolved` children.
     #[inline]
     fn window(&self, unsolved: usize) -> usize {
-        if self.heuristic.is_none() || !G::FOCUS_WINDOW {
+        if self.heuristic.is_none() || (self.hints && !G::FOCUS_WINDOW) {
             return unsolved;
         }
         let w = self.opts.focus_base + (self.opts.focus_ratio * unsolved as f64).ceil() as usize;
@@ -189,9 +196,11 @@ impl<G: SolverGame> Dfpn<G> {
             }
         }
         let mobility = self.opts.mobility && cost_init.is_none();
-        let hints = G::ORDER_HINTS;
+        let hints = self.hints;
         if hints {
-            g.order_scores(&moves, &mut self.scores);
+            if !have_priors {
+                g.order_scores(&moves, &mut self.scores);
+            }
             let n = g.num_actions();
             if self.history.len() != 2 * n {
                 self.history.clear();
@@ -424,7 +433,7 @@ impl<G: SolverGame> Dfpn<G> {
             buf[best].dn = cd;
         }
         let best_mv = buf.get(best).map_or(NO_MOVE, |c| c.mv);
-        if G::ORDER_HINTS && best_mv != NO_MOVE && ((or && pn == 0) || (!or && dn == 0)) {
+        if self.hints && best_mv != NO_MOVE && ((or && pn == 0) || (!or && dn == 0)) {
             let i = g.to_move().index() * g.num_actions() + best_mv as usize;
             if let Some(h) = self.history.get_mut(i) {
                 *h = h.saturating_add(1);
@@ -463,7 +472,9 @@ impl<G: SolverGame> Dfpn<G> {
             (or, result),
             (true, SolveResult::Win) | (false, SolveResult::Loss)
         );
-        if decided {
+        // Unsolved: the child the search was about to enter is the best so far (children it
+        // never entered would otherwise tie at (1, 1) with the most promising one).
+        if decided || (result == SolveResult::Unknown && self.hints) {
             if let Some(e) = self.tt.get(self.key(g, prover, self.hist)) {
                 if moves.contains(&e.best) {
                     return Some(e.best);

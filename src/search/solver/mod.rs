@@ -285,13 +285,16 @@ pub trait SolverGame: Game {
         v.len()
     }
 
-    /// Whether DFPN orders children by [`SolverGame::order_scores`] plus a history heuristic
-    /// (moves that solved earlier nodes first) when no heuristic gives priors.
+    /// Whether DFPN and focused DFPN (with the game's own default heuristic, not a plugged-in
+    /// one) order children by [`SolverGame::order_scores`] (or the priors) plus a history
+    /// heuristic (moves that solved earlier nodes first), scale fresh children's initial
+    /// numbers by their rank, and stop generating at a child that decides the node.
     const ORDER_HINTS: bool = false;
 
-    /// Whether focused DFPN applies its focus window (only the first `1 + ceil(r · unsolved)`
-    /// children count). Games whose ordering already scales the initial numbers
-    /// ([`SolverGame::ORDER_HINTS`]) may turn it off.
+    /// Whether focused DFPN with the game's own default heuristic applies its focus window
+    /// (only the first `1 + ceil(r · unsolved)` children count). Games whose ordering already
+    /// scales the initial numbers ([`SolverGame::ORDER_HINTS`]) may turn it off; a plugged-in
+    /// heuristic (network) always gets the window.
     const FOCUS_WINDOW: bool = true;
 
     /// Static move-ordering scores for the side to move, one per move in `moves` (larger is
