@@ -216,6 +216,23 @@ pub fn alive_mask_small(board: &Board, color: Color) -> Option<u128> {
     }
     let empty = geo.all & !(bits[0] | bits[1]);
     let free = geo.all & !own;
+    // Regions first: an alive block needs two healthy regions, and only regions of at most
+    // MAX_REGION points can be healthy, so with fewer than two such regions nothing lives
+    // (the common case in a fight; it skips the block fills).
+    let mut small = [0u128; MAX_PARTS];
+    let mut ns = 0;
+    let mut rest = free;
+    while rest != 0 && ns < MAX_PARTS {
+        let r = geo.fill(rest & rest.wrapping_neg(), free);
+        rest &= !r;
+        if r.count_ones() as usize <= MAX_REGION {
+            small[ns] = r;
+            ns += 1;
+        }
+    }
+    if ns < 2 {
+        return Some(0);
+    }
     let mut blocks = [0u128; MAX_PARTS];
     let mut halo = [0u128; MAX_PARTS];
     let mut nb = 0;
@@ -230,14 +247,8 @@ pub fn alive_mask_small(board: &Board, color: Color) -> Option<u128> {
     // Healthy regions as masks of the blocks they touch (bit i = block i).
     let mut healthy = [0u64; MAX_PARTS];
     let mut nh = 0;
-    let mut rest = free;
-    while rest != 0 {
-        let r = geo.fill(rest & rest.wrapping_neg(), free);
-        rest &= !r;
+    for &r in &small[..ns] {
         let size = r.count_ones() as usize;
-        if size > MAX_REGION {
-            continue;
-        }
         let mut touching = 0u64;
         let mut all_adjacent = true;
         let r_empty = r & empty;

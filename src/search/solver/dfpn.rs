@@ -47,6 +47,12 @@ fn opts_ghi_exact(o: &SolverOptions) -> bool {
 
 /// Mixed into keys when White is the prover (one table serves both provers).
 const WHITE_PROVER: u64 = 0x9d3f_52a1_c6e8_0b47;
+/// Weight of the history heuristic: ordering points per doubling of a move's solve count.
+const HISTORY_WEIGHT: f32 = 8.0;
+/// Ordering-key points per factor e of the initial number ([`SolverGame::ORDER_HINTS`]).
+const INIT_SCALE: f32 = 30.0;
+/// Largest factor of the ordering-based initialisation.
+const INIT_MAX: f32 = 40.0;
 /// Scale of heuristic proof costs (log10 units) into integer proof numbers.
 const COST_SCALE: f32 = 16.0;
 
@@ -56,6 +62,8 @@ struct Child {
     pn: u64,
     dn: u64,
     prior: f32,
+    /// Numbers come from the initialisation rule (not the table, not a terminal).
+    fresh: bool,
 }
 
 /// DFPN (`heuristic == None`) or focused DFPN.
@@ -74,6 +82,18 @@ pub struct Dfpn<G: SolverGame> {
     hist: u64,
     /// Count knowledge-search nodes against the node budget (proof re-searches).
     know_in_budget: bool,
+    /// History heuristic ([`SolverGame::ORDER_HINTS`]): per colour and action, how often
+    /// that move solved a node for the side to move (proof at OR, disproof at AND nodes).
+    history: Vec<u32>,
+    /// Scratch for [`SolverGame::order_scores`].
+    scores: Vec<i32>,
+    /// Scratch: (child index, table key) of the non-terminal children being generated.
+    keys: Vec<(u32, u64)>,
+    /// Scratch: (move, ordering key) of the node being generated, best first.
+    order: Vec<(Move, f32)>,
+    /// [`SolverGame::ORDER_HINTS`] apply: the game asks for them and the heuristic, if
+    /// any, is the game's own no-network one (a plugged-in network keeps the paper's rules).
+    hints: bool,
 }
 
 struct Ctx<'a, 'b> {
@@ -90,6 +110,9 @@ impl<G: SolverGame> Dfpn<G> {
         let know = KnowledgeState::new(opts.knowledge.clone());
         let tt = Tt::new(opts.tt_bytes());
         let opts_copy = opts.clone();
+        let own_heuristic = heuristic
+            .as_ref()
+            .is_none_or(|h| h.name() == G::default_heuristic(&opts).name());
         Dfpn {
             opts,
             heuristic,
@@ -102,6 +125,11 @@ impl<G: SolverGame> Dfpn<G> {
             exact: G::HISTORY_SENSITIVE && opts_ghi_exact(&opts_copy),
             hist: 0,
             know_in_budget: false,
+            history: Vec::new(),
+            scores: Vec::new(),
+            keys: Vec::new(),
+            order: Vec::new(),
+            hints: G::ORDER_HINTS && own_heuristic,
         }
     }
 
@@ -135,7 +163,7 @@ impl<G: SolverGame> Dfpn<G> {
     /// Focus window size for `unsolved` children.
     #[inline]
     fn window(&self, unsolved: usize) -> usize {
-        if self.heuristic.is_none() {
+        if self.heuristic.is_none() || (self.hints && !G::FOCUS_WINDOW) {
             return unsolved;
         }
         let w = self.opts.focus_base + (self.opts.focus_ratio * unsolved as f64).ceil() as usize;
@@ -168,40 +196,94 @@ impl<G: SolverGame> Dfpn<G> {
             }
         }
         let mobility = self.opts.mobility && cost_init.is_none();
-        for &m in &moves {
-            let prior = if have_priors {
+        let hints = self.hints;
+        if hints {
+            if !have_priors {
+                g.order_scores(&moves, &mut self.scores);
+            }
+            let n = g.num_actions();
+            if self.history.len() != 2 * n {
+                self.history.clear();
+                self.history.resize(2 * n, 0);
+            }
+        }
+        let hist_base = g.to_move().index() * g.num_actions();
+        let mut order = std::mem::take(&mut self.order);
+        order.clear();
+        for (i, &m) in moves.iter().enumerate() {
+            let mut prior = if have_priors {
                 self.eval[0].policy.get(m as usize).copied().unwrap_or(0.0)
             } else {
                 0.0
             };
+            if hints {
+                // One ordering key on the static score's scale: the heuristic's prior (20
+                // points per factor e) or the static score, plus the history bonus.
+                let base = if have_priors {
+                    20.0 * prior.max(1e-9).ln()
+                } else {
+                    self.scores.get(i).copied().unwrap_or(0) as f32
+                };
+                let h = self
+                    .history
+                    .get(hist_base + m as usize)
+                    .copied()
+                    .unwrap_or(0);
+                prior = base + HISTORY_WEIGHT * (1.0 + h as f32).log2();
+            }
+            order.push((m, prior));
+        }
+        if have_priors || hints {
+            order.sort_unstable_by(|a, b| {
+                b.1.partial_cmp(&a.1)
+                    .unwrap_or(std::cmp::Ordering::Equal)
+                    .then(a.0.cmp(&b.0))
+            });
+        }
+        for &(m, prior) in &order {
             g.play_unchecked(m);
+            let mut fresh = false;
             let (pn, dn) = if let Some(o) = g.outcome() {
                 if satisfies(o, prover, SolveResult::Win) {
                     (0, INF)
                 } else {
                     (INF, 0)
                 }
-            } else if let Some(e) = self
-                .tt
-                .get(self.key(g, prover, self.child_hist(g, self.hist)))
+            } else if let Some(e) = (G::QUICK_WINS && !or)
+                .then(|| self.tt.get(self.key(g, prover, self.child_hist(g, self.hist))))
+                .flatten()
             {
+                // Games with quick wins probe the opponent's children at once, so that a
+                // reply already proven below is not re-proven by `quick_win` on every visit.
                 (e.pn(), e.dn())
-            } else if let Some(w) = (!or).then(|| g.quick_win(&mut self.know)).flatten() {
+            } else if let Some(w) = (G::QUICK_WINS && !or)
+                .then(|| g.quick_win(&mut self.know))
+                .flatten()
+            {
                 // A reply that ignores the prover's threat: proven without a visit.
                 let k = self.key(g, prover, self.child_hist(g, self.hist));
                 self.tt.put(k, 0, INF, 1, w);
                 (0, INF)
-            } else if let Some(init) = cost_init {
-                init
-            } else if mobility {
-                let n = (g.mobility() as u64).max(1);
-                if g.to_move() == prover {
-                    (1, n)
-                } else {
-                    (n, 1)
-                }
             } else {
-                (1, 1)
+                if !(G::QUICK_WINS && !or) {
+                    self.keys.push((
+                        buf.len() as u32,
+                        self.key(g, prover, self.child_hist(g, self.hist)),
+                    ));
+                }
+                fresh = true;
+                if let Some(init) = cost_init {
+                    init
+                } else if mobility {
+                    let n = (g.mobility() as u64).max(1);
+                    if g.to_move() == prover {
+                        (1, n)
+                    } else {
+                        (n, 1)
+                    }
+                } else {
+                    (1, 1)
+                }
             };
             g.undo();
             buf.push(Child {
@@ -209,16 +291,42 @@ impl<G: SolverGame> Dfpn<G> {
                 pn,
                 dn,
                 prior,
+                fresh,
             });
+            // A child that decides the node (a prover win at an OR node, a prover loss at an
+            // AND node) ends the generation: the node is solved, the rest would be wasted
+            // plays (with good ordering the killer move comes first).
+            if hints && ((or && pn == 0) || (!or && dn == 0)) {
+                break;
+            }
         }
+        self.order = order;
+        // Table lookups in a second pass: the probes are independent of each other, so
+        // their cache misses overlap instead of each one stalling a play/undo.
+        for &(i, key) in &self.keys {
+            if let Some(e) = self.tt.get(key) {
+                if let Some(c) = buf.get_mut(i as usize) {
+                    c.pn = e.pn();
+                    c.dn = e.dn();
+                    c.fresh = false;
+                }
+            }
+        }
+        self.keys.clear();
         self.moves = moves;
-        if have_priors {
-            buf.sort_unstable_by(|a, b| {
-                b.prior
-                    .partial_cmp(&a.prior)
-                    .unwrap_or(std::cmp::Ordering::Equal)
-                    .then(a.mv.cmp(&b.mv))
-            });
+        if hints {
+            // Soft focus: a fresh child looks the more expensive the further its ordering key
+            // lies below the best one (the side to move's number grows: pn at OR nodes, dn at
+            // AND nodes), so DFPN does not spread its effort evenly over every move.
+            let top = buf.first().map_or(0.0, |c| c.prior);
+            for c in buf.iter_mut().filter(|c| c.fresh) {
+                let f = ((top - c.prior) / INIT_SCALE).exp().min(INIT_MAX);
+                if or {
+                    c.pn = ((c.pn as f32 * f) as u64).max(1);
+                } else {
+                    c.dn = ((c.dn as f32 * f) as u64).max(1);
+                }
+            }
         }
     }
 
@@ -342,6 +450,12 @@ impl<G: SolverGame> Dfpn<G> {
             buf[best].dn = cd;
         }
         let best_mv = buf.get(best).map_or(NO_MOVE, |c| c.mv);
+        if self.hints && best_mv != NO_MOVE && ((or && pn == 0) || (!or && dn == 0)) {
+            let i = g.to_move().index() * g.num_actions() + best_mv as usize;
+            if let Some(h) = self.history.get_mut(i) {
+                *h = h.saturating_add(1);
+            }
+        }
         let effort = ctx.budget.nodes - start_nodes + 1;
         self.tt.put(key, pn, dn, effort, best_mv);
         self.bufs[depth] = buf;
@@ -375,7 +489,9 @@ impl<G: SolverGame> Dfpn<G> {
             (or, result),
             (true, SolveResult::Win) | (false, SolveResult::Loss)
         );
-        if decided {
+        // Unsolved: the child the search was about to enter is the best so far (children it
+        // never entered would otherwise tie at (1, 1) with the most promising one).
+        if decided || (result == SolveResult::Unknown && self.hints) {
             if let Some(e) = self.tt.get(self.key(g, prover, self.hist)) {
                 if moves.contains(&e.best) {
                     return Some(e.best);
@@ -431,6 +547,7 @@ impl<G: SolverGame> Solver<G> for Dfpn<G> {
         on_event: &mut dyn FnMut(&SolveEvent),
     ) -> SolveOutcome {
         let know_before = self.know.nodes;
+        self.history.fill(0);
         let mut g = game.clone();
         self.hist = if self.exact { g.history_root() } else { 0 };
         let root_key = self.key(&g, prover, self.hist);
@@ -498,6 +615,7 @@ impl<G: SolverGame> Solver<G> for Dfpn<G> {
 
     fn clear(&mut self) {
         self.tt.clear();
+        self.history.clear();
         self.know.clear();
         self.last = None;
     }

@@ -4,10 +4,9 @@
 
 use std::sync::atomic::AtomicBool;
 
-use super::heuristic::{ThreatPriors, UniformPlayout};
+use super::heuristic::ThreatPriors;
 use super::{Heuristic, SolverGame, SolverOptions};
 use crate::game::gomoku::{Gomoku, Rule};
-use crate::game::killallgo::KillallGo;
 use crate::game::{Game, Move, Outcome};
 use crate::search::threat::{immediate_win, ThreatSolver};
 use crate::search::{Budget, Limits};
@@ -189,6 +188,8 @@ impl SolverGame for Gomoku {
         None
     }
 
+    const QUICK_WINS: bool = true;
+
     fn quick_win(&mut self, st: &mut KnowledgeState) -> Option<Move> {
         if !st.opts.vcf && !st.opts.vct {
             return None;
@@ -224,40 +225,6 @@ impl SolverGame for Gomoku {
 
     fn default_heuristic(opts: &SolverOptions) -> Box<dyn Heuristic<Self>> {
         Box::new(ThreatPriors::new(opts))
-    }
-}
-
-impl SolverGame for KillallGo {
-    fn solver_key(&self) -> u64 {
-        self.tt_key()
-    }
-
-    const HISTORY_SENSITIVE: bool = true;
-
-    fn history_mark(&self) -> u64 {
-        match self.last_move() {
-            Some(m) if m != self.pass_move() => self.hash(),
-            _ => 0,
-        }
-    }
-
-    fn history_root(&self) -> u64 {
-        let mut g = KillallGo::new(self.variant());
-        let mut x = 0;
-        for (_, m) in self.moves() {
-            g.play_unchecked(m);
-            x ^= g.history_mark();
-        }
-        x
-    }
-
-    fn mobility(&self) -> usize {
-        // Empty points plus the pass; exact counting (superko, eyes) is not worth its cost.
-        self.board().empty_cells().len() + 1
-    }
-
-    fn default_heuristic(opts: &SolverOptions) -> Box<dyn Heuristic<Self>> {
-        Box::new(UniformPlayout::new(opts))
     }
 }
 

@@ -25,6 +25,7 @@ pub mod dfpn;
 pub mod ews;
 pub mod gpn;
 pub mod heuristic;
+pub mod killallgo;
 pub mod knowledge;
 pub mod mcts;
 pub mod ppn;
@@ -285,6 +286,10 @@ pub trait SolverGame: Game {
         None
     }
 
+    /// Whether [`SolverGame::quick_win`] can ever succeed (DFPN then probes the table of
+    /// the opponent's children at once, before trying it, instead of in a batched pass).
+    const QUICK_WINS: bool = false;
+
     /// Whether the game-theoretic value depends on history beyond [`SolverGame::solver_key`]
     /// (superko). Then, with [`GhiMode::Exact`], the solvers key their tables by the history
     /// as well ([`SolverGame::history_mark`], [`SolverGame::history_root`]).
@@ -309,6 +314,25 @@ pub trait SolverGame: Game {
         let mut v = Vec::new();
         self.legal_moves(&mut v);
         v.len()
+    }
+
+    /// Whether DFPN and focused DFPN (with the game's own default heuristic, not a plugged-in
+    /// one) order children by [`SolverGame::order_scores`] (or the priors) plus a history
+    /// heuristic (moves that solved earlier nodes first), scale fresh children's initial
+    /// numbers by their rank, and stop generating at a child that decides the node.
+    const ORDER_HINTS: bool = false;
+
+    /// Whether focused DFPN with the game's own default heuristic applies its focus window
+    /// (only the first `1 + ceil(r · unsolved)` children count). Games whose ordering already
+    /// scales the initial numbers ([`SolverGame::ORDER_HINTS`]) may turn it off; a plugged-in
+    /// heuristic (network) always gets the window.
+    const FOCUS_WINDOW: bool = true;
+
+    /// Static move-ordering scores for the side to move, one per move in `moves` (larger is
+    /// tried first). Only used with [`SolverGame::ORDER_HINTS`]. Defaults to zeros.
+    fn order_scores(&self, moves: &[Move], out: &mut Vec<i32>) {
+        out.clear();
+        out.resize(moves.len(), 0);
     }
 
     /// The heuristic used by MCTS and focused DFPN when none is plugged in.
