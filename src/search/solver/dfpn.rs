@@ -250,7 +250,10 @@ impl<G: SolverGame> Dfpn<G> {
                     (INF, 0)
                 }
             } else if let Some(e) = (G::QUICK_WINS && !or)
-                .then(|| self.tt.get(self.key(g, prover, self.child_hist(g, self.hist))))
+                .then(|| {
+                    self.tt
+                        .get(self.key(g, prover, self.child_hist(g, self.hist)))
+                })
                 .flatten()
             {
                 // Games with quick wins probe the opponent's children at once, so that a
@@ -265,7 +268,7 @@ impl<G: SolverGame> Dfpn<G> {
                 self.tt.put(k, 0, INF, 1, w);
                 (0, INF)
             } else {
-                if !(G::QUICK_WINS && !or) {
+                if !G::QUICK_WINS || or {
                     self.keys.push((
                         buf.len() as u32,
                         self.key(g, prover, self.child_hist(g, self.hist)),

@@ -401,7 +401,10 @@ pub fn solver_with_heuristic<G: SolverGame>(
         return Err(SolverError::BadOption(format!("c_pn {}", opts.c_pn)));
     }
     if !(opts.ppn_theta > 0.0 && opts.ppn_theta < 0.5) {
-        return Err(SolverError::BadOption(format!("ppn theta {}", opts.ppn_theta)));
+        return Err(SolverError::BadOption(format!(
+            "ppn theta {}",
+            opts.ppn_theta
+        )));
     }
     match name.to_ascii_lowercase().as_str() {
         "mcts" => Ok(Box::new(mcts::Mcts::new(opts.clone(), heuristic))),
