@@ -22,6 +22,7 @@ pub mod dfpn;
 pub mod heuristic;
 pub mod knowledge;
 pub mod mcts;
+pub mod net;
 mod proof;
 pub mod tt;
 
@@ -33,7 +34,7 @@ use thiserror::Error;
 use super::Limits;
 use crate::game::{Color, Game, Move, Outcome};
 
-pub use heuristic::{Evaluation, Heuristic};
+pub use heuristic::{CostModel, Evaluation, Heuristic};
 pub use knowledge::{Knowledge, KnowledgeState};
 
 /// Names accepted by [`solver_by_name`].
@@ -210,6 +211,8 @@ pub struct SolverOptions {
     pub proof_search_nodes: u64,
     /// Largest proof tree [`Solver::proof_tree`] builds (nodes); larger gives `None`.
     pub proof_max_nodes: usize,
+    /// Search threads (MCTS shares one tree between them; DFPN is single-threaded).
+    pub threads: usize,
 }
 
 impl Default for SolverOptions {
@@ -228,6 +231,7 @@ impl Default for SolverOptions {
             playout_plies: 400,
             proof_search_nodes: 2_000_000,
             proof_max_nodes: 5_000_000,
+            threads: 1,
         }
     }
 }
