@@ -152,6 +152,9 @@ pub trait Evaluator: Send + Sync {
     fn name(&self) -> String;
 }
 
+pub mod cpu;
+pub mod model;
+
 /// Backend names [`open`] accepts, best first (`""` or `auto` picks the first compiled in).
 pub const BACKENDS: &[&str] = &["cpu"];
 
@@ -170,8 +173,7 @@ pub fn open(path: &str, backend: &str, threads: usize) -> Result<Arc<dyn Evaluat
     }
 }
 
-fn open_cpu(path: &str, _threads: usize) -> Result<Arc<dyn Evaluator>, NnError> {
-    Err(NnError::Unavailable(format!(
-        "cpu backend not built yet (model {path})"
-    )))
+fn open_cpu(path: &str, threads: usize) -> Result<Arc<dyn Evaluator>, NnError> {
+    let m = model::Model::load(path)?;
+    Ok(Arc::new(cpu::CpuBackend::new(&m, threads.max(1))?))
 }
