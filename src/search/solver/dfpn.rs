@@ -74,6 +74,8 @@ pub struct Dfpn<G: SolverGame> {
     hist: u64,
     /// Count knowledge-search nodes against the node budget (proof re-searches).
     know_in_budget: bool,
+    /// The heuristic is a network (slow nodes: check the clock at every node).
+    slow_nodes: bool,
 }
 
 struct Ctx<'a, 'b> {
@@ -90,7 +92,11 @@ impl<G: SolverGame> Dfpn<G> {
         let know = KnowledgeState::new(opts.knowledge.clone());
         let tt = Tt::new(opts.tt_bytes());
         let opts_copy = opts.clone();
+        let slow_nodes = heuristic
+            .as_ref()
+            .is_some_and(|h| h.has_cost() || h.value_window());
         Dfpn {
+            slow_nodes,
             opts,
             heuristic,
             know,
@@ -311,7 +317,13 @@ impl<G: SolverGame> Dfpn<G> {
             pn = p;
             dn = d;
             best = b;
-            if pn == 0 || dn == 0 || pn >= tp || dn >= td || ctx.budget.exhausted() {
+            // Network heuristics make nodes slow: read the clock at every node then.
+            let out = if self.slow_nodes {
+                ctx.budget.exhausted_now()
+            } else {
+                ctx.budget.exhausted()
+            };
+            if pn == 0 || dn == 0 || pn >= tp || dn >= td || out {
                 break;
             }
             if ctx.budget.nodes & 0x3fff == 0 {

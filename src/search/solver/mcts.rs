@@ -581,7 +581,8 @@ fn run_worker<G: SolverGame>(
         }
         {
             let Ok(mut b) = budget.lock() else { return };
-            if b.exhausted() {
+            // Simulations are slow (playouts, networks): read the clock every time.
+            if b.exhausted_now() {
                 return;
             }
             b.nodes += 1;
