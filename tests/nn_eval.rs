@@ -42,8 +42,7 @@ fn batching_and_cache_match_inner_under_threads() {
             16,
             Duration::from_millis(2),
         ));
-        let cached: Arc<dyn Evaluator> =
-            Arc::new(CachedEvaluator::new(batching.clone(), 1 << 20));
+        let cached: Arc<dyn Evaluator> = Arc::new(CachedEvaluator::new(batching.clone(), 1 << 20));
         let len = info.input_len();
         std::thread::scope(|s| {
             for t in 0..4u64 {
@@ -164,8 +163,18 @@ fn golden_symmetries() {
                 NetKind::Pcn { .. } => {
                     let b = floats(&st, "sym8_blackV_expected_avg").expect("b avg")[i];
                     let w = floats(&st, "sym8_whiteV_expected_avg").expect("w avg")[i];
-                    assert!((d.black - b).abs() < 5e-3, "{} pos {i}: black {} {b}", info.name, d.black);
-                    assert!((d.white - w).abs() < 5e-3, "{} pos {i}: white {} {w}", info.name, d.white);
+                    assert!(
+                        (d.black - b).abs() < 5e-3,
+                        "{} pos {i}: black {} {b}",
+                        info.name,
+                        d.black
+                    );
+                    assert!(
+                        (d.white - w).abs() < 5e-3,
+                        "{} pos {i}: white {} {w}",
+                        info.name,
+                        d.white
+                    );
                 }
             }
         }

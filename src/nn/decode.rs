@@ -47,14 +47,16 @@ pub struct Symmetries {
 impl Symmetries {
     /// Tables for an `n`×`n` board with `actions` actions (`n²`, or `n² + 1` with pass).
     pub fn new(n: usize, actions: usize) -> Self {
-        let c = (n / 2) as i32;
+        // Doubled centred coordinates (2x - (n - 1)): the README's `x - n/2` for odd n, and
+        // still a permutation of the board for even n.
+        let c = n as i32 - 1;
         let mut fwd = vec![0u16; SYMMETRIES * actions];
         for s in 0..SYMMETRIES {
             for a in 0..actions {
                 let t = if a < n * n {
                     let (x, y) = ((a % n) as i32, (a / n) as i32);
-                    let (u, v) = apply(s, x - c, y - c);
-                    ((v + c) as usize) * n + (u + c) as usize
+                    let (u, v) = apply(s, 2 * x - c, 2 * y - c);
+                    (((v + c) / 2) as usize) * n + ((u + c) / 2) as usize
                 } else {
                     a
                 };
@@ -81,7 +83,10 @@ impl Symmetries {
         let area = self.n * self.n;
         let inv = INVERSE[s & 7];
         for p in 0..planes {
-            let (sp, dp) = (&src[p * area..(p + 1) * area], &mut dst[p * area..(p + 1) * area]);
+            let (sp, dp) = (
+                &src[p * area..(p + 1) * area],
+                &mut dst[p * area..(p + 1) * area],
+            );
             for (a, d) in dp.iter_mut().enumerate() {
                 *d = sp[self.map(inv, a)];
             }
@@ -237,9 +242,10 @@ mod tests {
 
     #[test]
     fn maps_are_permutations() {
-        for (n, a) in [(9, 82), (15, 225)] {
+        for (n, a) in [(9, 82), (15, 225), (6, 36)] {
             let sym = Symmetries::new(n, a);
             for s in 0..8 {
+                assert_eq!(sym.map(INVERSE[s], sym.map(s, a - 1)), a - 1);
                 let mut seen = vec![false; a];
                 for x in 0..a {
                     seen[sym.map(s, x)] = true;

@@ -23,7 +23,8 @@ pub fn input_hash(row: &[f32]) -> u64 {
     for (i, &x) in row.iter().enumerate() {
         let b = x.to_bits() as u64;
         if b != 0 {
-            h ^= (b ^ (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15)).wrapping_mul(0xff51_afd7_ed55_8ccd);
+            h ^= (b ^ (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15))
+                .wrapping_mul(0xff51_afd7_ed55_8ccd);
             h = h.rotate_left(29).wrapping_mul(0xc4ce_b9fe_1a85_ec53);
         }
     }
@@ -74,7 +75,9 @@ fn check_output(info: &NetInfo, out: &NetOutput, batch: usize) -> Result<(), NnE
     if ok {
         Ok(())
     } else {
-        Err(NnError::Failed("inner evaluator returned short outputs".into()))
+        Err(NnError::Failed(
+            "inner evaluator returned short outputs".into(),
+        ))
     }
 }
 
@@ -198,7 +201,10 @@ impl CachedEvaluator {
     }
 
     fn slot(&self, key: u64) -> (usize, usize) {
-        ((key as usize) % SHARDS, ((key >> 16) as usize) % self.per_shard)
+        (
+            (key as usize) % SHARDS,
+            ((key >> 16) as usize) % self.per_shard,
+        )
     }
 
     /// Fills row `row` of `out` from the cache; `false` on a miss.
@@ -231,8 +237,16 @@ impl CachedEvaluator {
             key,
             policy: src.policy[row * a..(row + 1) * a].into(),
             value: src.value.get(row).copied().unwrap_or(0.0),
-            black: src.black_v.get(row * bins..(row + 1) * bins).unwrap_or(&[]).into(),
-            white: src.white_v.get(row * bins..(row + 1) * bins).unwrap_or(&[]).into(),
+            black: src
+                .black_v
+                .get(row * bins..(row + 1) * bins)
+                .unwrap_or(&[])
+                .into(),
+            white: src
+                .white_v
+                .get(row * bins..(row + 1) * bins)
+                .unwrap_or(&[])
+                .into(),
         };
         let (s, i) = self.slot(key);
         if let Ok(mut shard) = self.shards[s].lock() {
@@ -261,7 +275,8 @@ impl Evaluator for CachedEvaluator {
                 miss_keys.push(key);
             }
         }
-        self.hits.fetch_add((batch - miss_rows.len()) as u64, Relaxed);
+        self.hits
+            .fetch_add((batch - miss_rows.len()) as u64, Relaxed);
         self.misses.fetch_add(miss_rows.len() as u64, Relaxed);
         if miss_rows.is_empty() {
             return Ok(());
@@ -271,7 +286,8 @@ impl Evaluator for CachedEvaluator {
             sub_in.extend_from_slice(&input[b * len..(b + 1) * len]);
         }
         let mut sub_out = NetOutput::default();
-        self.inner.evaluate(&sub_in, miss_rows.len(), &mut sub_out)?;
+        self.inner
+            .evaluate(&sub_in, miss_rows.len(), &mut sub_out)?;
         check_output(&info, &sub_out, miss_rows.len())?;
         for (j, (&b, &key)) in miss_rows.iter().zip(&miss_keys).enumerate() {
             copy_row(&info, &sub_out, j, out, b);

@@ -587,6 +587,20 @@ fn run_worker<G: SolverGame>(
             }
             b.nodes += 1;
             t.sims = b.nodes;
+            // Progress (thread 0 only), while both locks are held.
+            if let Some(on_event) = report.as_mut() {
+                if last_report.elapsed().as_millis() >= 500 {
+                    last_report = Instant::now();
+                    on_event(&SolveEvent::Progress {
+                        nodes: b.nodes,
+                        elapsed: b.elapsed(),
+                        best: t.root_best(root_mover_good, su.root_key),
+                        pn_dn: None,
+                        value: t.root_value(su),
+                        tt_used: t.tt.used(),
+                    });
+                }
+            }
         }
         match w.descend(&mut t, su, vl) {
             Leaf::Now(b) => {
@@ -619,22 +633,6 @@ fn run_worker<G: SolverGame>(
                 if !w.finish(&mut t, su, win, vl) {
                     return;
                 }
-            }
-        }
-        if let Some(on_event) = report.as_mut() {
-            if last_report.elapsed().as_millis() >= 500 {
-                last_report = Instant::now();
-                let (Ok(t), Ok(b)) = (tree.lock(), budget.lock()) else {
-                    return;
-                };
-                on_event(&SolveEvent::Progress {
-                    nodes: b.nodes,
-                    elapsed: b.elapsed(),
-                    best: t.root_best(root_mover_good, su.root_key),
-                    pn_dn: None,
-                    value: t.root_value(su),
-                    tt_used: t.tt.used(),
-                });
             }
         }
     }
@@ -756,7 +754,15 @@ impl<G: SolverGame> Solver<G> for Mcts<G> {
                         w.know.nodes
                     }));
                 }
-                run_worker(&mut w0, tree, &budget, &su, vl, Some(on_event), root_mover_good);
+                run_worker(
+                    &mut w0,
+                    tree,
+                    &budget,
+                    &su,
+                    vl,
+                    Some(on_event),
+                    root_mover_good,
+                );
                 for h in handles {
                     extra_know += h.join().unwrap_or(0);
                 }

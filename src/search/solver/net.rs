@@ -48,7 +48,10 @@ impl DecodedCache {
     }
 
     fn slot(&self, key: u64) -> (usize, usize) {
-        ((key as usize) % SHARDS, ((key >> 20) as usize) % self.per_shard)
+        (
+            (key as usize) % SHARDS,
+            ((key >> 20) as usize) % self.per_shard,
+        )
     }
 
     fn get(&self, key: u64, d: &mut Decoded) -> bool {
@@ -249,7 +252,9 @@ impl<G: Game> Heuristic<G> for NetHeuristic<G> {
                     }
                 }
                 Err(err) => {
-                    self.shared.errors.fetch_add(self.misses.len() as u64, Ordering::Relaxed);
+                    self.shared
+                        .errors
+                        .fetch_add(self.misses.len() as u64, Ordering::Relaxed);
                     if let Ok(mut le) = self.shared.last_error.lock() {
                         *le = Some(err.to_string());
                     }
