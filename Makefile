@@ -3,7 +3,7 @@
 CARGO ?= cargo
 RELEASE := target/release/pcn
 
-.PHONY: all build run test engines bench fmt clippy clean
+.PHONY: all build run test engines bench bench-nn fmt clippy clean
 
 all: build
 
@@ -65,6 +65,31 @@ test: engines $(PY_TOOLS)/.pygomo-$(PYGOMO_VERSION) $(NODE_TOOLS)/.sabaki-gtp-$(
 
 bench: build
 	$(RELEASE) bench
+
+ORT_VERSION := 1.31.1
+NUMPY_VERSION := 2.4.6
+NN_MODELS ?= ../shared/pcn/models/go_AZ ../shared/pcn/models/gomoku_AZ
+
+# onnxruntime + numpy under .tools/py for `make bench-nn` (the reference for the CPU
+# backend's speed); without pip or a package index the comparison is skipped.
+$(PY_TOOLS)/.ort-$(ORT_VERSION):
+	@mkdir -p $(PY_TOOLS)
+	@if python3 -m pip install --quiet --disable-pip-version-check --target $(PY_TOOLS) \
+	     onnxruntime==$(ORT_VERSION) numpy==$(NUMPY_VERSION) >$(PY_TOOLS)/pip-ort.log 2>&1; then \
+	  touch $@; \
+	else \
+	  echo "NOTICE: could not install onnxruntime==$(ORT_VERSION) (see $(PY_TOOLS)/pip-ort.log); bench-nn compares nothing"; \
+	fi
+
+# pcn's CPU backend against ONNX Runtime (same model.onnx), both shapes (9x9 18 planes,
+# 15x15 4 planes), 1 and 2 threads, batches 1/8/64; prints a Markdown table with ratios.
+bench-nn: build $(PY_TOOLS)/.ort-$(ORT_VERSION)
+	@if [ -f $(PY_TOOLS)/.ort-$(ORT_VERSION) ]; then \
+	  PYTHONPATH=$(PY_TOOLS) python3 scripts/bench_nn_ort.py --table --pcn $(RELEASE) \
+	    $(foreach m,$(NN_MODELS),--net $(m)) --batch 1,8,64 --threads-list 1,2 --seconds 0.3 --reps 3 --rounds 3; \
+	else \
+	  for m in $(NN_MODELS); do for t in 1 2; do $(RELEASE) nnbench --net $$m --threads $$t; done; done; \
+	fi
 
 fmt:
 	$(CARGO) fmt --all

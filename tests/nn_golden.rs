@@ -146,3 +146,33 @@ fn empty_batch_and_bad_length() {
     assert!(be.evaluate(&bad, 1, &mut out).is_err());
     assert_eq!(be.name(), "cpu");
 }
+
+#[test]
+fn golden_outputs_winograd() {
+    for d in model_dirs() {
+        for (m, simd, threads) in [
+            (3, true, 1),
+            (3, true, 2),
+            (3, false, 2),
+            (2, true, 2),
+            (4, true, 1),
+        ] {
+            check_model(&d, ConvAlgo::Winograd { m, simd }, threads);
+        }
+    }
+}
+
+#[test]
+fn default_backend_is_winograd() {
+    let Some(d) = model_dirs().into_iter().next() else {
+        return;
+    };
+    let model = Model::load(&d).expect("load");
+    let be = CpuBackend::new(&model, 2).expect("backend");
+    assert!(
+        matches!(be.algo(), ConvAlgo::Winograd { m: 3, .. }),
+        "{:?}",
+        be.algo()
+    );
+    assert_eq!(be.threads(), 2);
+}

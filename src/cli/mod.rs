@@ -66,6 +66,8 @@ pub enum Cmd {
     Solve(solve::SolveArgs),
     /// Re-check proof files independently of the solvers (see docs/solving.md).
     Verify(verify::VerifyArgs),
+    /// Network evaluation speed (positions/s per batch size; see docs/performance.md).
+    Nnbench(nnbench::NnBenchArgs),
 }
 
 /// Options of `pcn gtp`.
@@ -254,6 +256,7 @@ fn run_detected(g: &GlobalOpts) -> i32 {
 
 pub mod arena_cmd;
 pub mod bench;
+pub mod nnbench;
 
 pub mod solve;
 pub mod verify;
@@ -285,6 +288,7 @@ pub fn main() -> i32 {
             solve::run(a)
         }
         Some(Cmd::Verify(a)) => verify::run(a),
+        Some(Cmd::Nnbench(a)) => nnbench::run(a, cli.global.threads.unwrap_or(1) as usize),
         Some(Cmd::Gtp(a)) => {
             let input = spawn_line_reader(std::io::stdin());
             run_gtp(&cli.global, &a, input, Vec::new())

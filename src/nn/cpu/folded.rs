@@ -17,12 +17,14 @@ pub(crate) struct Conv {
     pub b: Vec<f32>,
 }
 
-/// A linear layer `y = W x + b`, `w[out][in]`.
+/// A linear layer `y = W x + b`, stored transposed (`wt[in][out]`) so that the product
+/// runs along the outputs (vectorises without horizontal sums, and skips the zero inputs
+/// that the ReLU before every linear layer produces).
 #[derive(Clone, Debug)]
 pub(crate) struct Linear {
     pub n_in: usize,
     pub n_out: usize,
-    pub w: Vec<f32>,
+    pub wt: Vec<f32>,
     pub b: Vec<f32>,
 }
 
@@ -85,10 +87,17 @@ fn conv(m: &Model, conv: &str, bn: &str) -> Result<Conv, NnError> {
 fn linear(m: &Model, name: &str) -> Result<Linear, NnError> {
     let w = m.tensor(&format!("{name}.weight"))?;
     let b = m.tensor(&format!("{name}.bias"))?;
+    let (n_out, n_in) = (w.shape[0], w.shape[1]);
+    let mut wt = vec![0f32; n_in * n_out];
+    for o in 0..n_out {
+        for i in 0..n_in {
+            wt[i * n_out + o] = w.data[o * n_in + i];
+        }
+    }
     Ok(Linear {
-        n_in: w.shape[1],
-        n_out: w.shape[0],
-        w: w.data.clone(),
+        n_in,
+        n_out,
+        wt,
         b: b.data.clone(),
     })
 }
@@ -134,48 +143,90 @@ impl Folded {
     }
 }
 
-/// 1x1 conv + ReLU from an NHWC trunk output (`area · c` floats) to channel-major
-/// flattened features (`cout · area`, the PyTorch flatten order).
-pub(crate) fn conv1x1_relu_flat(cv: &Conv, x: &[f32], area: usize, out: &mut [f32]) {
+/// Where a board's pixels lie in an NHWC buffer: pixel `(y, x)` starts at
+/// `((y + off)·side + x + off)·c` (`side = n, off = 0` plain; `side = P, off = 1` padded).
+#[derive(Copy, Clone, Debug)]
+pub(crate) struct Layout {
+    pub n: usize,
+    pub side: usize,
+    pub off: usize,
+}
+
+impl Layout {
+    #[inline]
+    fn pixel(&self, p: usize) -> usize {
+        let (y, x) = (p / self.n, p % self.n);
+        (y + self.off) * self.side + x + self.off
+    }
+}
+
+/// 1x1 conv + ReLU from an NHWC trunk output to channel-major flattened features
+/// (`cout · area`, the PyTorch flatten order).
+pub(crate) fn conv1x1_relu_flat(cv: &Conv, x: &[f32], lay: Layout, out: &mut [f32]) {
     let c = cv.cin;
+    let area = lay.n * lay.n;
     for o in 0..cv.cout {
         let w = &cv.w[o * c..(o + 1) * c];
         for p in 0..area {
-            let xp = &x[p * c..(p + 1) * c];
-            let mut s = 0f32;
-            for k in 0..c {
-                s += w[k] * xp[k];
-            }
-            out[o * area + p] = (s + cv.b[o]).max(0.0);
+            let q = lay.pixel(p);
+            let xp = &x[q * c..(q + 1) * c];
+            out[o * area + p] = (dot(w, xp) + cv.b[o]).max(0.0);
         }
     }
+}
+
+/// Dot product with eight partial sums (so the compiler can vectorise it).
+#[inline]
+fn dot(w: &[f32], x: &[f32]) -> f32 {
+    let mut acc = [0f32; 8];
+    let mut wc = w.chunks_exact(8);
+    let mut xc = x.chunks_exact(8);
+    for (wa, xa) in (&mut wc).zip(&mut xc) {
+        for j in 0..8 {
+            acc[j] += wa[j] * xa[j];
+        }
+    }
+    let mut s: f32 = acc.iter().sum();
+    for (a, b) in wc.remainder().iter().zip(xc.remainder()) {
+        s += a * b;
+    }
+    s
 }
 
 /// `y = W x + b` for one vector.
 pub(crate) fn linear_fwd(l: &Linear, x: &[f32], y: &mut [f32]) {
-    for o in 0..l.n_out {
-        let w = &l.w[o * l.n_in..(o + 1) * l.n_in];
-        let mut acc = [0f32; 8];
-        let mut wc = w.chunks_exact(8);
-        let mut xc = x.chunks_exact(8);
-        for (wa, xa) in (&mut wc).zip(&mut xc) {
-            for j in 0..8 {
-                acc[j] += wa[j] * xa[j];
-            }
+    let y = &mut y[..l.n_out];
+    y.copy_from_slice(&l.b);
+    for (i, &xi) in x.iter().enumerate().take(l.n_in) {
+        if xi == 0.0 {
+            continue;
         }
-        let mut s: f32 = acc.iter().sum();
-        for (a, b) in wc.remainder().iter().zip(xc.remainder()) {
-            s += a * b;
+        let w = &l.wt[i * l.n_out..(i + 1) * l.n_out];
+        for (yo, &wo) in y.iter_mut().zip(w) {
+            *yo += xi * wo;
         }
-        y[o] = s + l.b[o];
     }
 }
 
-/// Runs the heads on one position's NHWC trunk output `x` (`area · filters`), writing the
-/// policy logits and the value outputs (`value`: one float; `black`/`white`: bins each).
+/// Which heads [`heads_fwd`] runs (threads can split one position's heads).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) enum HeadPart {
+    /// Policy and value heads.
+    All,
+    /// The policy head only.
+    Policy,
+    /// The value head(s) only.
+    Value,
+}
+
+/// Runs the heads on one position's NHWC trunk output `x` (laid out as `lay` says), writing
+/// the policy logits and the value outputs (`value`: one float; `black`/`white`: bins each).
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn heads_fwd(
     f: &Folded,
     x: &[f32],
+    lay: Layout,
+    part: HeadPart,
     policy: &mut [f32],
     value: &mut [f32],
     black: &mut [f32],
@@ -189,11 +240,16 @@ pub(crate) fn heads_fwd(
     };
     scratch.resize(2 * area + hidden, 0.0);
     let (feat, rest) = scratch.split_at_mut(2 * area);
-    conv1x1_relu_flat(&f.policy_conv, x, area, feat);
-    linear_fwd(&f.policy_fc, feat, policy);
+    if part != HeadPart::Value {
+        conv1x1_relu_flat(&f.policy_conv, x, lay, feat);
+        linear_fwd(&f.policy_fc, feat, policy);
+    }
+    if part == HeadPart::Policy {
+        return;
+    }
     match &f.heads {
         Heads::AlphaZero { conv, fc1, fc2 } => {
-            conv1x1_relu_flat(conv, x, area, &mut feat[..area]);
+            conv1x1_relu_flat(conv, x, lay, &mut feat[..area]);
             let hidden = &mut rest[..fc1.n_out];
             linear_fwd(fc1, &feat[..area], hidden);
             for h in hidden.iter_mut() {
@@ -204,9 +260,9 @@ pub(crate) fn heads_fwd(
             value[0] = v[0].tanh();
         }
         Heads::Pcn { black: b, white: w } => {
-            conv1x1_relu_flat(&b.0, x, area, feat);
+            conv1x1_relu_flat(&b.0, x, lay, feat);
             linear_fwd(&b.1, feat, black);
-            conv1x1_relu_flat(&w.0, x, area, feat);
+            conv1x1_relu_flat(&w.0, x, lay, feat);
             linear_fwd(&w.1, feat, white);
         }
     }

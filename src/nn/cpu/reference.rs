@@ -1,6 +1,8 @@
 //! A plain direct-convolution forward pass: slow, obviously correct, the yardstick the
 //! fast path is tested against (and the fallback for shapes it does not handle).
 
+#![allow(clippy::needless_range_loop)]
+
 use super::folded::{Conv, Folded};
 
 /// NCHW (`c · area`) → NHWC (`area · c`).
