@@ -26,9 +26,12 @@ use crate::nn::{Evaluator, NetKind, NetOutput, NnError};
 /// Shards of the decoded cache (search threads share it).
 const SHARDS: usize = 32;
 
+/// One shard of the decoded cache: direct-mapped `(key, decoded)` slots.
+type Shard = Mutex<Vec<Option<(u64, Decoded)>>>;
+
 /// A bounded, direct-mapped cache of decoded evaluations.
 struct DecodedCache {
-    shards: Vec<Mutex<Vec<Option<(u64, Decoded)>>>>,
+    shards: Vec<Shard>,
     per_shard: usize,
     hits: AtomicU64,
     misses: AtomicU64,
