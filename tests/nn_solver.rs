@@ -171,3 +171,51 @@ fn real_network_solves_easy_killallgo_problem() {
     t.check(&g).expect("proof checks");
     let _ = <pcn::game::killallgo::KillallGo as SolverGame>::HISTORY_SENSITIVE;
 }
+
+/// `pcn solve --net` writes a proof that `pcn verify` accepts (skips without ../shared).
+#[test]
+fn cli_network_proof_verifies() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared");
+    let model = root.join("pcn/models/go_W-max");
+    let problem = root.join("problems/killallgo/29.sgf");
+    if !model.is_dir() || !problem.is_file() {
+        eprintln!("SKIP: {} or {} absent", model.display(), problem.display());
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("pcn_nn_cli_{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let bin = env!("CARGO_BIN_EXE_pcn");
+    let out = std::process::Command::new(bin)
+        .args(["solve", "--net"])
+        .arg(&model)
+        .args([
+            "--symmetries",
+            "1",
+            "--nodes",
+            "20000",
+            "--time",
+            "120",
+            "--proof-dir",
+        ])
+        .arg(&dir)
+        .arg(&problem)
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(0));
+    let line = String::from_utf8_lossy(&out.stdout);
+    let v: serde_json::Value = serde_json::from_str(line.trim()).expect("json line");
+    assert_eq!(v["result"], "win", "{line}");
+    let proof = v["proof"].as_str().expect("proof written").to_string();
+    let ver = std::process::Command::new(bin)
+        .args(["verify", &proof])
+        .output()
+        .expect("runs");
+    assert_eq!(
+        ver.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&ver.stdout)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
