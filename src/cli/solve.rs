@@ -9,6 +9,7 @@
 use std::io::{IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use clap::{Args, ValueEnum};
@@ -18,10 +19,13 @@ use serde::Serialize;
 use crate::game::gomoku::{Gomoku, Rule};
 use crate::game::killallgo::KillallGo;
 use crate::game::Color;
+use crate::nn::eval::BatchingEvaluator;
+use crate::nn::Evaluator;
 use crate::proof::{self, GameKind, MoveTree, ProofHeader};
+use crate::search::solver::net::{NetHeuristic, DEFAULT_CACHE_ENTRIES};
 use crate::search::solver::{
-    solver_by_name, Knowledge, SolveEvent, SolveResult, Solver, SolverGame, SolverOptions,
-    SOLVER_NAMES,
+    solver_by_name, solver_with_heuristic, Knowledge, SolveEvent, SolveResult, Solver, SolverGame,
+    SolverOptions, SOLVER_NAMES,
 };
 use crate::search::Limits;
 use crate::sgf::{self, GameTree};
@@ -80,9 +84,17 @@ pub struct SolveArgs {
     /// Solver: mcts, fdfpn or dfpn.
     #[arg(long, default_value = "fdfpn")]
     pub solver: String,
-    /// Network weights, or `none` (no network; the only value supported so far).
+    /// Network: a model directory (or its model.safetensors / model.json), or `none`.
+    /// α0 models give MCTS priors/values and the FDFPN value window; PCN models give
+    /// proof-cost values (MCTS) and pn/dn initialisation (FDFPN). Plain `dfpn` ignores it.
     #[arg(long, default_value = "none")]
     pub net: String,
+    /// Board symmetries averaged per network evaluation (1..=8; the paper used 8).
+    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u8).range(1..=8))]
+    pub symmetries: u8,
+    /// Network backend: `auto` (the best compiled in) or `cpu`.
+    #[arg(long, default_value = "auto")]
+    pub backend: String,
     /// Whose win to prove.
     #[arg(long, value_enum, default_value = "tomove")]
     pub prove: ProveArg,
@@ -92,8 +104,8 @@ pub struct SolveArgs {
     /// Node limit per problem (the global `--nodes`).
     #[arg(skip)]
     pub nodes: Option<u64>,
-    /// Search threads (the global `--threads`, default 1; the solvers are single-threaded so
-    /// far, so values above 1 are ignored with a warning).
+    /// Search threads (the global `--threads`, default 1): MCTS threads sharing one tree,
+    /// and the network backend's threads. DFPN is single-threaded.
     #[arg(skip)]
     pub threads: u32,
     /// Transposition-table memory in MB (the global `--memory`, default [`DEFAULT_MEMORY_MB`]).
@@ -246,8 +258,28 @@ struct Run {
     limits: Limits,
     gomoku: Option<Box<dyn Solver<Gomoku>>>,
     killallgo: Option<Box<dyn Solver<KillallGo>>>,
+    net: Option<Arc<dyn Evaluator>>,
     written: std::collections::HashSet<PathBuf>,
     bar: Option<ProgressBar>,
+}
+
+/// The network of `--net` (None for `none`): the backend, behind a batching queue when
+/// several MCTS threads share it.
+fn open_net(args: &SolveArgs) -> Result<Option<Arc<dyn Evaluator>>, String> {
+    if args.net.eq_ignore_ascii_case("none") {
+        return Ok(None);
+    }
+    let threads = args.threads.max(1) as usize;
+    let eval = crate::nn::open(&args.net, &args.backend, threads).map_err(|e| e.to_string())?;
+    if threads > 1 && args.solver.eq_ignore_ascii_case("mcts") {
+        let max_batch = threads * args.symmetries as usize;
+        return Ok(Some(Arc::new(BatchingEvaluator::new(
+            eval,
+            max_batch,
+            Duration::from_millis(1),
+        ))));
+    }
+    Ok(Some(eval))
 }
 
 fn parse_rule(s: &str) -> Option<Rule> {
@@ -259,13 +291,13 @@ fn parse_rule(s: &str) -> Option<Rule> {
 
 /// Runs `pcn solve`; returns the exit code.
 pub fn run(args: SolveArgs) -> i32 {
-    if !args.net.eq_ignore_ascii_case("none") {
-        eprintln!(
-            "pcn solve: --net {}: network evaluation is not available yet; use --net none",
-            args.net
-        );
-        return EXIT_USAGE;
-    }
+    let net = match open_net(&args) {
+        Ok(n) => n,
+        Err(e) => {
+            eprintln!("pcn solve: --net {}: {e}", args.net);
+            return EXIT_USAGE;
+        }
+    };
     let Some(rule) = parse_rule(&args.rule) else {
         eprintln!(
             "pcn solve: unknown rule '{}' (expected 4t, freestyle, ndk, exact, renju, caro, caro-exact)",
@@ -292,10 +324,10 @@ pub fn run(args: SolveArgs) -> i32 {
         eprintln!("pcn solve: --proof-time must be 0..=1e7 seconds");
         return EXIT_USAGE;
     }
-    if args.threads > 1 {
+    if args.threads > 1 && !args.solver.eq_ignore_ascii_case("mcts") {
         eprintln!(
-            "pcn solve: the solvers are single-threaded; --threads {} ignored",
-            args.threads
+            "pcn solve: {} is single-threaded; --threads {} only sets the network backend's threads",
+            args.solver, args.threads
         );
     }
     let knowledge = Knowledge {
@@ -308,6 +340,7 @@ pub fn run(args: SolveArgs) -> i32 {
         knowledge,
         seed: args.seed,
         proof_max_nodes: args.proof_max_nodes,
+        threads: args.threads.max(1) as usize,
         ..SolverOptions::default()
     };
     let limits = Limits {
@@ -332,6 +365,7 @@ pub fn run(args: SolveArgs) -> i32 {
         limits,
         gomoku: None,
         killallgo: None,
+        net,
         written: Default::default(),
         bar,
     };
@@ -514,9 +548,25 @@ impl Run {
         slot: &mut Option<Box<dyn Solver<G>>>,
     ) -> Record {
         if slot.is_none() {
-            match solver_by_name::<G>(&self.args.solver, &self.opts) {
+            let made = match &self.net {
+                None => {
+                    solver_by_name::<G>(&self.args.solver, &self.opts).map_err(|e| e.to_string())
+                }
+                Some(net) => NetHeuristic::new(
+                    net.clone(),
+                    self.args.symmetries as usize,
+                    g,
+                    DEFAULT_CACHE_ENTRIES,
+                )
+                .map_err(|e| e.to_string())
+                .and_then(|h| {
+                    solver_with_heuristic::<G>(&self.args.solver, &self.opts, Box::new(h))
+                        .map_err(|e| e.to_string())
+                }),
+            };
+            match made {
                 Ok(s) => *slot = Some(s),
-                Err(e) => return self.error(input, e.to_string()),
+                Err(e) => return self.error(input, e),
             }
         }
         let Some(solver) = slot.as_mut() else {

@@ -9,6 +9,11 @@
 //! This module sits below `search`: it knows games (for encoders and legal moves) but
 //! never searches.
 
+pub mod decode;
+pub mod eval;
+
+use std::sync::Arc;
+
 use thiserror::Error;
 
 /// Which game a network was trained for.
@@ -149,3 +154,26 @@ pub trait Evaluator: Send + Sync {
 
 pub mod cpu;
 pub mod model;
+
+/// Backend names [`open`] accepts, best first (`""` or `auto` picks the first compiled in).
+pub const BACKENDS: &[&str] = &["cpu"];
+
+/// Opens the model at `path` on the backend called `backend` (`auto` or empty: the best
+/// compiled in) with `threads` compute threads. Errors (never panics) on unreadable or
+/// malformed files and unknown or unavailable backends.
+pub fn open(path: &str, backend: &str, threads: usize) -> Result<Arc<dyn Evaluator>, NnError> {
+    let name = backend.trim().to_ascii_lowercase();
+    match name.as_str() {
+        "" | "auto" | "cpu" => open_cpu(path, threads),
+        other => Err(NnError::Unavailable(format!(
+            "unknown backend '{}' (expected one of {})",
+            other.chars().take(32).collect::<String>(),
+            BACKENDS.join(", ")
+        ))),
+    }
+}
+
+fn open_cpu(path: &str, threads: usize) -> Result<Arc<dyn Evaluator>, NnError> {
+    let m = model::Model::load(path)?;
+    Ok(Arc::new(cpu::CpuBackend::new(&m, threads.max(1))?))
+}

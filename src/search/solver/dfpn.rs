@@ -94,6 +94,8 @@ pub struct Dfpn<G: SolverGame> {
     /// [`SolverGame::ORDER_HINTS`] apply: the game asks for them and the heuristic, if
     /// any, is the game's own no-network one (a plugged-in network keeps the paper's rules).
     hints: bool,
+    /// The heuristic is a network (slow nodes: check the clock at every node).
+    slow_nodes: bool,
 }
 
 struct Ctx<'a, 'b> {
@@ -113,7 +115,11 @@ impl<G: SolverGame> Dfpn<G> {
         let own_heuristic = heuristic
             .as_ref()
             .is_none_or(|h| h.name() == G::default_heuristic(&opts).name());
+        let slow_nodes = heuristic
+            .as_ref()
+            .is_some_and(|h| h.has_cost() || h.value_window());
         Dfpn {
+            slow_nodes,
             opts,
             heuristic,
             know,
@@ -160,18 +166,20 @@ impl<G: SolverGame> Dfpn<G> {
         }
     }
 
-    /// Focus window size for `unsolved` children.
+    /// Focus window size for `unsolved` children with window ratio `ratio`.
     #[inline]
-    fn window(&self, unsolved: usize) -> usize {
+    fn window(&self, unsolved: usize, ratio: f64) -> usize {
         if self.heuristic.is_none() || (self.hints && !G::FOCUS_WINDOW) {
             return unsolved;
         }
-        let w = self.opts.focus_base + (self.opts.focus_ratio * unsolved as f64).ceil() as usize;
+        let w = self.opts.focus_base + (ratio * unsolved as f64).ceil() as usize;
         w.min(unsolved)
     }
 
-    /// Fills `buf` with the children of `g` (not terminal) and their current numbers.
-    fn generate(&mut self, g: &mut G, prover: Color, buf: &mut Vec<Child>) {
+    /// Fills `buf` with the children of `g` (not terminal) and their current numbers;
+    /// returns the node's focus-window ratio (`focus_ratio`, or for heuristics with
+    /// [`Heuristic::value_window`] (α0 networks) `min(focus_ratio, 1 + value)`).
+    fn generate(&mut self, g: &mut G, prover: Color, buf: &mut Vec<Child>) -> f64 {
         buf.clear();
         let mut moves = std::mem::take(&mut self.moves);
         g.legal_moves(&mut moves);
@@ -179,6 +187,7 @@ impl<G: SolverGame> Dfpn<G> {
         // Priors and costs from the heuristic (focused DFPN).
         let mut cost_init: Option<(u64, u64)> = None;
         let mut have_priors = false;
+        let mut ratio = self.opts.focus_ratio;
         if let Some(h) = self.heuristic.as_mut() {
             let e = &mut self.eval[..1];
             if h.has_cost() {
@@ -187,6 +196,10 @@ impl<G: SolverGame> Dfpn<G> {
                 h.priors_batch(&[&*g], e);
             }
             have_priors = true;
+            if h.value_window() {
+                let v = e[0].value.clamp(-1.0, 1.0) as f64;
+                ratio = ratio.min(1.0 + v).max(0.0);
+            }
             if let Some(c) = e[0].cost {
                 let k = moves.len().max(1) as f32;
                 let p = (c[prover.index()] * COST_SCALE).max(1.0);
@@ -331,11 +344,12 @@ impl<G: SolverGame> Dfpn<G> {
                 }
             }
         }
+        ratio
     }
 
     /// The node's numbers from its children (window applied), plus the selected child and
     /// the second-best number among the window.
-    fn combine(&self, buf: &[Child], or: bool) -> (u64, u64, usize, u64) {
+    fn combine(&self, buf: &[Child], or: bool, ratio: f64) -> (u64, u64, usize, u64) {
         let unsolved = buf.iter().filter(|c| c.pn != 0 && c.dn != 0).count();
         // A solved child decides at once where it can.
         if or {
@@ -352,7 +366,7 @@ impl<G: SolverGame> Dfpn<G> {
                 (0, INF, 0, INF)
             };
         }
-        let w = self.window(unsolved);
+        let w = self.window(unsolved, ratio);
         let mut best = usize::MAX;
         let mut best_v = INF + 1;
         let mut second = INF;
@@ -411,15 +425,21 @@ impl<G: SolverGame> Dfpn<G> {
             self.bufs.resize_with(depth + 1, || Vec::with_capacity(64));
         }
         let mut buf = std::mem::take(&mut self.bufs[depth]);
-        self.generate(g, prover, &mut buf);
+        let ratio = self.generate(g, prover, &mut buf);
         let (mut pn, mut dn);
         let mut best;
         loop {
-            let (p, d, b, second) = self.combine(&buf, or);
+            let (p, d, b, second) = self.combine(&buf, or, ratio);
             pn = p;
             dn = d;
             best = b;
-            if pn == 0 || dn == 0 || pn >= tp || dn >= td || ctx.budget.exhausted() {
+            // Network heuristics make nodes slow: read the clock at every node then.
+            let out = if self.slow_nodes {
+                ctx.budget.exhausted_now()
+            } else {
+                ctx.budget.exhausted()
+            };
+            if pn == 0 || dn == 0 || pn >= tp || dn >= td || out {
                 break;
             }
             if ctx.budget.nodes & 0x3fff == 0 {

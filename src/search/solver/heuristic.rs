@@ -35,6 +35,17 @@ impl Evaluation {
     }
 }
 
+/// How PCN proof costs enter MCTS values (`../shared/pcn/README.md` §8.1).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct CostModel {
+    /// Categories per head: terminal losses for the prover cost `bins`, values are clamped
+    /// to `[0, bins - 1]`.
+    pub bins: usize,
+    /// Per-edge addition `log10(b)` at the disprover's moves: `Some(b)` a constant ("max"
+    /// models), `None` the number of legal moves at the parent ("heur" models).
+    pub branching: Option<usize>,
+}
+
 /// A batch evaluator of positions. `out.len() == positions.len()`.
 pub trait Heuristic<G: Game>: Send {
     /// A short name for reports (`uniform`, `threat`, `pcn-...`).
@@ -53,6 +64,23 @@ pub trait Heuristic<G: Game>: Send {
     /// pn/dn from it).
     fn has_cost(&self) -> bool {
         false
+    }
+
+    /// PCN heuristics: how MCTS turns costs into values (None: use [`Evaluation::value`]).
+    fn cost_model(&self) -> Option<CostModel> {
+        None
+    }
+
+    /// Whether focused DFPN narrows its window by the value (AlphaZero networks:
+    /// ratio `min(focus_ratio, 1 + value)`).
+    fn value_window(&self) -> bool {
+        false
+    }
+
+    /// An independent copy for another search thread (sharing caches/evaluators where it
+    /// can), or `None` when the heuristic cannot be shared (the solver then runs one thread).
+    fn fork(&self) -> Option<Box<dyn Heuristic<G>>> {
+        None
     }
 }
 
@@ -100,6 +128,15 @@ impl UniformPlayout {
 impl<G: Game> Heuristic<G> for UniformPlayout {
     fn name(&self) -> &'static str {
         "uniform"
+    }
+
+    fn fork(&self) -> Option<Box<dyn Heuristic<G>>> {
+        let mut rng = self.rng.clone();
+        Some(Box::new(UniformPlayout {
+            rng: Rng::new(rng.next_u64()),
+            plies: self.plies,
+            buf: Vec::with_capacity(512),
+        }))
     }
 
     fn evaluate_batch(&mut self, positions: &[&G], out: &mut [Evaluation]) {
@@ -182,6 +219,13 @@ pub fn threat_priors(g: &Gomoku, buf: &mut Vec<Move>, e: &mut Evaluation) -> f32
 impl Heuristic<Gomoku> for ThreatPriors {
     fn name(&self) -> &'static str {
         "threat"
+    }
+
+    fn fork(&self) -> Option<Box<dyn Heuristic<Gomoku>>> {
+        // Deterministic and stateless apart from scratch: a fresh copy is the same heuristic.
+        Some(Box::new(ThreatPriors {
+            buf: Vec::with_capacity(512),
+        }))
     }
 
     fn evaluate_batch(&mut self, positions: &[&Gomoku], out: &mut [Evaluation]) {

@@ -1,30 +1,47 @@
 //! MCTS solver (Winands et al.) with PUCT selection (AlphaZero; constants of the PCN
-//! reference solver, `../shared/pcn/README.md` §8.1).
+//! reference solver, `../shared/pcn/README.md` §8.1), multi-threaded with virtual loss.
 //!
 //! Each simulation descends by `Q + c(N) · P · sqrt(N) / (1 + n)` over the unsolved children
 //! (`c(N) = c_puct + ln((N + 19653) / 19652)`; an unvisited child's Q is the mean of its
 //! visited siblings' Q minus one, shared by them and the child), expands the leaf with the
-//! heuristic's priors and value (one batch per leaf), and backs the value up. Proven values
-//! propagate as in an AND/OR tree: a node is a prover win when the prover is to move and one
-//! child is a win, or the opponent is to move and every child is a win (symmetrically for
-//! losses); solved children are never selected. Solved positions are stored in a
-//! transposition table keyed by [`SolverGame::solver_key`] and reused on expansion.
-//! Knowledge (VCF) proves nodes where the prover is to move.
+//! heuristic's priors and value, and backs the value up. Values:
+//! - plain/α0 heuristics: the value for the side to move at the leaf, backed up with
+//!   alternating signs (terminal: ±1);
+//! - PCN heuristics ([`super::heuristic::CostModel`]): the prover's expected log10 proof cost
+//!   at the leaf (terminal: 0 if the prover won, else `bins`) plus `log10(b)` for every edge
+//!   on the path played by the disprover, clamped to `[0, bins - 1]`, added unsigned to every
+//!   node on the path; Q is the node mean normalised by the min and max of all node means,
+//!   negated at the prover's choices (the prover seeks cheap proofs).
+//!
+//! Proven values propagate as in an AND/OR tree: a node is a prover win when the prover is
+//! to move and one child is a win, or the opponent is to move and every child is a win
+//! (symmetrically for losses); solved children are never selected. Solved positions are
+//! stored in a transposition table keyed by [`SolverGame::solver_key`] and reused on
+//! expansion. Knowledge (VCF) proves nodes where the prover is to move.
+//!
+//! Threads ([`SolverOptions::threads`]) share one tree behind a mutex: a thread descends
+//! under the lock adding a virtual loss to the path, marks the leaf as pending, evaluates it
+//! (heuristic, knowledge) without the lock — so a batching network evaluator sees several
+//! requests at once — and expands and backs up under the lock. Statuses are only ever
+//! recomputed under the lock from the children, so concurrency cannot produce a wrong proof.
+//! With one thread the search runs on the calling thread and is deterministic.
 //!
 //! Final move: a proven win if any, else the most visited child. The node pool gets half of
 //! the memory budget and the table the other half; the search stops when the pool is full.
 
 use std::sync::atomic::AtomicBool;
+use std::sync::Mutex;
 use std::time::Instant;
 
 use super::dfpn::{Dfpn, DfpnOracle};
+use super::heuristic::CostModel;
 use super::proof::{self, satisfies, ProofOracle};
 use super::tt::{Tt, INF, NO_MOVE};
 use super::{
     Evaluation, GhiMode, Heuristic, KnowledgeState, ProofTree, SolveEvent, SolveOutcome,
     SolveResult, SolveStats, Solver, SolverGame, SolverOptions,
 };
-use crate::game::{Color, Move};
+use crate::game::{Color, Move, Outcome};
 use crate::search::{Budget, Limits};
 
 const WHITE_PROVER: u64 = 0x9d3f_52a1_c6e8_0b47;
@@ -40,9 +57,14 @@ struct Node {
     count: u16,
     status: i8,
     expanded: bool,
+    /// A thread is evaluating this leaf (others must not expand it too).
+    pending: bool,
     prior: f32,
     visits: u32,
-    /// Sum of values from the view of the player who moved into this node.
+    /// Virtual losses of simulations in flight through this node.
+    vloss: u32,
+    /// α0: sum of values from the view of the player who moved into this node.
+    /// PCN: sum of path costs (unsigned).
     wins: f32,
     first: u32,
 }
@@ -54,12 +76,77 @@ impl Node {
             count: 0,
             status: UNKNOWN,
             expanded: false,
+            pending: false,
             prior,
             visits: 0,
+            vloss: 0,
             wins: 0.0,
             first: 0,
         }
     }
+}
+
+/// Everything the threads share, behind one mutex.
+struct Tree {
+    nodes: Vec<Node>,
+    tt: Tt,
+    max_nodes: usize,
+    /// PCN: smallest and largest node mean seen (normalisation of Q).
+    cmin: f32,
+    cmax: f32,
+    /// The node pool is full: stop.
+    full: bool,
+    /// Simulations started (the node budget counts these).
+    sims: u64,
+}
+
+/// Read-only settings of one solve.
+#[derive(Copy, Clone)]
+struct Setup {
+    prover: Color,
+    root_mover: Color,
+    use_tt: bool,
+    root_key: u64,
+    c_puct: f32,
+    cost: Option<CostModel>,
+}
+
+/// What a descent found.
+enum Leaf {
+    /// A value to back up now (solved node, terminal, table hit).
+    Now(Backup),
+    /// An unexpanded leaf, marked pending, to evaluate outside the lock.
+    Expand,
+    /// Another thread is expanding this leaf.
+    Collision,
+    /// The pool is full.
+    Full,
+}
+
+/// A value to back up: α0 value for the side to move at the leaf, or a status-derived /
+/// heuristic PCN cost.
+#[derive(Copy, Clone, Debug)]
+enum Backup {
+    /// Value for the side to move at the leaf (α0 mode).
+    Value(f32),
+    /// A solved status (the mode decides the number).
+    Status(i8),
+    /// The prover's estimated cost at the leaf (PCN mode).
+    Cost(f32),
+}
+
+/// Per-thread scratch.
+struct Worker<'h, G: SolverGame> {
+    heuristic: &'h mut dyn Heuristic<G>,
+    know: KnowledgeState,
+    g: G,
+    eval: Vec<Evaluation>,
+    moves: Vec<Move>,
+    order: Vec<(f32, Move)>,
+    /// Children of the pending leaf proven by [`SolverGame::quick_win`]: (index in
+    /// `order`, table key, the prover's winning move).
+    quick: Vec<(u32, u64, Move)>,
+    path: Vec<u32>,
 }
 
 /// The MCTS solver.
@@ -67,159 +154,72 @@ pub struct Mcts<G: SolverGame> {
     opts: SolverOptions,
     heuristic: Box<dyn Heuristic<G>>,
     know: KnowledgeState,
-    tt: Tt,
-    nodes: Vec<Node>,
-    max_nodes: usize,
-    eval: Vec<Evaluation>,
-    moves: Vec<Move>,
-    path: Vec<u32>,
+    tree: Mutex<Tree>,
     root_mover_good: i8,
     root_key: u64,
     /// Reuse solved positions through the table (off for history-sensitive games with
     /// [`GhiMode::Exact`]: the tree itself is path-exact).
     use_tt: bool,
     last: Option<(G, Color, SolveResult)>,
+    /// Threads used by the last solve.
+    last_threads: usize,
 }
 
-impl<G: SolverGame> Mcts<G> {
-    /// A solver with this heuristic.
-    pub fn new(opts: SolverOptions, heuristic: Box<dyn Heuristic<G>>) -> Self {
-        let know = KnowledgeState::new(opts.knowledge.clone());
-        let half = opts.tt_bytes() / 2;
-        let use_tt = !(G::HISTORY_SENSITIVE && opts.ghi == GhiMode::Exact);
-        Mcts {
-            use_tt,
+fn key_of<G: SolverGame>(g: &G, prover: Color) -> u64 {
+    let k = g.solver_key();
+    if prover == Color::White {
+        k ^ WHITE_PROVER
+    } else {
+        k
+    }
+}
+
+impl Tree {
+    fn new(bytes: usize) -> Tree {
+        let half = bytes / 2;
+        Tree {
             tt: Tt::new(half),
             max_nodes: (half / std::mem::size_of::<Node>()).max(1024),
-            opts,
-            heuristic,
-            know,
             nodes: Vec::new(),
-            eval: vec![Evaluation::default()],
-            moves: Vec::with_capacity(512),
-            path: Vec::with_capacity(256),
-            root_mover_good: WIN,
-            root_key: 0,
-            last: None,
+            cmin: f32::INFINITY,
+            cmax: f32::NEG_INFINITY,
+            full: false,
+            sims: 0,
         }
     }
 
-    #[inline]
-    fn key(g: &G, prover: Color) -> u64 {
-        let k = g.solver_key();
-        if prover == Color::White {
-            k ^ WHITE_PROVER
-        } else {
-            k
-        }
-    }
-
-    /// Expands leaf `idx` at position `g`; returns the value for the side to move at `g`
-    /// (the node may become solved instead).
-    fn expand(&mut self, idx: usize, g: &mut G, prover: Color) -> f32 {
-        let me = g.to_move();
-        if let Some(o) = g.outcome() {
-            let st = if satisfies(o, prover, SolveResult::Win) {
-                WIN
-            } else {
-                LOSS
-            };
-            self.nodes[idx].status = st;
-            return match o {
-                crate::game::Outcome::Win(c) if c == me => 1.0,
-                crate::game::Outcome::Win(_) => -1.0,
-                crate::game::Outcome::Draw => 0.0,
-            };
-        }
-        let key = if self.use_tt { Self::key(g, prover) } else { 0 };
-        let stored = self.tt.get(key).filter(|_| self.use_tt).map(|e| {
-            if e.proven() {
-                WIN
-            } else if e.disproven() {
-                LOSS
-            } else {
-                UNKNOWN
-            }
-        });
-        let mut st = stored.unwrap_or(UNKNOWN);
-        if st == UNKNOWN && me == prover {
-            if let Some(m) = g.knowledge_win(&mut self.know) {
-                if self.use_tt || idx == 0 {
-                    self.tt.put(self.root_key_or(key, idx), 0, INF, 1, m);
-                }
-                st = WIN;
-            }
-        }
-        if st != UNKNOWN {
-            self.nodes[idx].status = st;
-            return if (st == WIN) == (me == prover) {
-                1.0
-            } else {
-                -1.0
-            };
-        }
-        g.legal_moves(&mut self.moves);
-        if self.nodes.len() + self.moves.len() > self.max_nodes {
-            return f32::NAN; // pool full
-        }
-        self.heuristic.evaluate_batch(&[&*g], &mut self.eval[..1]);
-        let first = self.nodes.len() as u32;
-        let e = &self.eval[0];
-        let mut order: Vec<(f32, Move)> = self
-            .moves
-            .iter()
-            .map(|&m| (e.policy.get(m as usize).copied().unwrap_or(0.0), m))
-            .collect();
-        // Prior order: ties in selection go to the higher prior.
-        order.sort_unstable_by(|a, b| b.0.partial_cmp(&a.0).unwrap_or(std::cmp::Ordering::Equal));
-        for &(p, m) in &order {
-            self.nodes.push(Node::new(m, p));
-        }
-        if me != prover {
-            // Replies that ignore the prover's threat are proven at once (cheap knowledge).
-            for (i, &(_, m)) in order.iter().enumerate() {
-                g.play_unchecked(m);
-                if g.outcome().is_none() {
-                    if let Some(w) = g.quick_win(&mut self.know) {
-                        self.nodes[first as usize + i].status = WIN;
-                        if self.use_tt {
-                            self.tt.put(Self::key(g, prover), 0, INF, 1, w);
-                        }
+    /// The child of `idx` to descend into (unsolved, best PUCT score with virtual losses),
+    /// or `None`. `chooser_is_prover`: the prover is to move at `idx`.
+    fn select(&self, idx: usize, su: &Setup, chooser_is_prover: bool) -> Option<usize> {
+        let n = &self.nodes[idx];
+        let nv = n.visits + n.vloss;
+        let c = su.c_puct + (((nv as u64 + 19653) / 19652) as f32).ln();
+        let sqrt_n = (nv as f32).max(1.0).sqrt();
+        let kids = n.first as usize..n.first as usize + n.count as usize;
+        let q_of = |ch: &Node| -> f32 {
+            let mean = ch.wins / ch.visits as f32;
+            match su.cost {
+                None => mean,
+                Some(_) => {
+                    let q = if self.cmax > self.cmin {
+                        (2.0 * (mean - self.cmin) / (self.cmax - self.cmin) - 1.0).clamp(-1.0, 1.0)
+                    } else {
+                        0.0
+                    };
+                    if chooser_is_prover {
+                        -q
+                    } else {
+                        q
                     }
                 }
-                g.undo();
             }
-        }
-        let n = &mut self.nodes[idx];
-        n.first = first;
-        n.count = order.len() as u16;
-        n.expanded = true;
-        self.eval[0].value.clamp(-1.0, 1.0)
-    }
-
-    /// The key to store a knowledge win under: the root's own key at the root (so the root
-    /// move can be found), else `key`.
-    fn root_key_or(&self, key: u64, idx: usize) -> u64 {
-        if idx == 0 {
-            self.root_key
-        } else {
-            key
-        }
-    }
-
-    /// The child of `idx` to descend into (unsolved, best PUCT score), or `None`.
-    fn select(&self, idx: usize) -> Option<usize> {
-        let n = &self.nodes[idx];
-        let parent_visits = n.visits as f32;
-        let c = self.opts.c_puct + (((n.visits as u64 + 19653) / 19652) as f32).ln();
-        let sqrt_n = parent_visits.max(1.0).sqrt();
-        let kids = n.first as usize..n.first as usize + n.count as usize;
+        };
         // First-play urgency: mean Q of visited siblings, minus one, over (visited + 1).
         let (mut qsum, mut qn) = (0.0f32, 0.0f32);
         for k in kids.clone() {
             let ch = &self.nodes[k];
             if ch.visits > 0 {
-                qsum += ch.wins / ch.visits as f32;
+                qsum += q_of(ch);
                 qn += 1.0;
             }
         }
@@ -231,12 +231,15 @@ impl<G: SolverGame> Mcts<G> {
             if ch.status != UNKNOWN {
                 continue;
             }
-            let q = if ch.visits > 0 {
-                ch.wins / ch.visits as f32
+            let q = if ch.visits > 0 { q_of(ch) } else { fpu };
+            // Virtual loss: each simulation in flight counts as a loss (-1) for the chooser.
+            let cv = ch.visits.max(1) as f32;
+            let q = if ch.vloss > 0 {
+                (q * cv - ch.vloss as f32) / (cv + ch.vloss as f32)
             } else {
-                fpu
+                q
             };
-            let s = q + c * ch.prior * sqrt_n / (1.0 + ch.visits as f32);
+            let s = q + c * ch.prior * sqrt_n / (1.0 + (ch.visits + ch.vloss) as f32);
             if s > best_s {
                 best_s = s;
                 best = Some(k);
@@ -268,95 +271,77 @@ impl<G: SolverGame> Mcts<G> {
         st
     }
 
-    fn root_best(&self) -> Option<Move> {
-        let root = self.nodes.first()?;
-        if !root.expanded || root.count == 0 {
-            // Solved on expansion (knowledge): the table holds the move.
-            return self
-                .tt
-                .get(self.root_key)
-                .and_then(|e| (e.best != NO_MOVE).then_some(e.best));
-        }
-        let kids = &self.nodes[root.first as usize..root.first as usize + root.count as usize];
-        // The root's side to move wants children whose status is good for it: the status
-        // of the root tells which colour that is only when solved, so rank by the value the
-        // mover sees: proven good first, then visits.
-        let mover_good = self.root_mover_good;
-        kids.iter()
-            .max_by_key(|c| {
-                let class = if c.status == mover_good {
-                    2
-                } else if c.status == UNKNOWN {
-                    1
-                } else {
-                    0
-                };
-                (class, c.visits)
-            })
-            .map(|c| c.mv)
-    }
-}
-
-impl<G: SolverGame> Mcts<G> {
-    /// One simulation from the root (`g` is the root position and is restored). `false` when
-    /// the node pool is full.
-    fn simulate(&mut self, g: &mut G, prover: Color) -> bool {
-        self.path.clear();
-        self.path.push(0);
-        let mut idx = 0usize;
-        let v = loop {
-            let n = self.nodes[idx];
-            if n.status != UNKNOWN {
-                break if (n.status == WIN) == (g.to_move() == prover) {
+    /// Backs `b` up along `path` (`g` is at the leaf and is rewound to the root), removing
+    /// one virtual loss per node when `vl`.
+    fn backup<G: SolverGame>(&mut self, path: &[u32], g: &mut G, b: Backup, su: &Setup, vl: bool) {
+        let prover = su.prover;
+        let leaf_mover = g.to_move();
+        // The number added at every node (PCN) or the leaf node's value (α0).
+        let (mut val, cost) = match (su.cost, b) {
+            (None, Backup::Value(v)) => (-v, false),
+            (None, Backup::Cost(_)) => (0.0, false),
+            (None, Backup::Status(st)) => {
+                let v = if (st == WIN) == (leaf_mover == prover) {
                     1.0
                 } else {
                     -1.0
                 };
+                (-v, false)
             }
-            if !n.expanded {
-                break self.expand(idx, g, prover);
-            }
-            match self.select(idx) {
-                Some(k) => {
-                    g.play_unchecked(self.nodes[k].mv);
-                    self.path.push(k as u32);
-                    idx = k;
-                }
-                None => {
-                    // Every child solved: the status follows from them.
-                    let st = self.update_status(idx, g.to_move(), prover);
-                    break if st == UNKNOWN {
-                        0.0
-                    } else if (st == WIN) == (g.to_move() == prover) {
-                        1.0
+            (Some(cm), b) => {
+                let top = cm.bins.max(1) as f32;
+                let mut c = match b {
+                    Backup::Status(WIN) => 0.0,
+                    Backup::Status(_) => top,
+                    Backup::Cost(c) => c,
+                    Backup::Value(_) => top / 2.0,
+                };
+                // Per-edge additions at the disprover's moves (root mover at even depth).
+                for i in 1..path.len() {
+                    let mover = if (i - 1) % 2 == 0 {
+                        su.root_mover
                     } else {
-                        -1.0
+                        su.root_mover.opp()
                     };
+                    if mover != prover {
+                        let b = match cm.branching {
+                            Some(b) => b,
+                            None => self.nodes[path[i - 1] as usize].count as usize,
+                        };
+                        c += (b.max(1) as f32).log10();
+                    }
                 }
+                (c.clamp(0.0, (cm.bins.max(1) - 1) as f32), true)
             }
         };
-        let full = v.is_nan();
-        // Back up: values alternate in sign; statuses are recomputed bottom-up.
-        let mut val = if full { 0.0 } else { -v };
         let mut changed = true;
-        for i in (0..self.path.len()).rev() {
-            let id = self.path[i] as usize;
-            if !full {
+        for i in (0..path.len()).rev() {
+            let id = path[i] as usize;
+            {
                 let n = &mut self.nodes[id];
+                if vl {
+                    n.vloss = n.vloss.saturating_sub(1);
+                }
                 n.visits += 1;
                 n.wins += val;
-                val = -val;
+                if cost {
+                    let m = n.wins / n.visits as f32;
+                    self.cmin = self.cmin.min(m);
+                    self.cmax = self.cmax.max(m);
+                } else {
+                    val = -val;
+                }
             }
             if changed {
                 let before = self.nodes[id].status;
-                let after = if i + 1 == self.path.len() {
+                let after = if i + 1 == path.len() {
                     before
                 } else {
                     self.update_status(id, g.to_move(), prover)
                 };
-                if after != UNKNOWN && (after != before || i + 1 == self.path.len()) {
-                    if self.use_tt && g.outcome().is_none() {
-                        let key = Self::key(g, prover);
+                if after != UNKNOWN && (after != before || i + 1 == path.len()) {
+                    if su.use_tt && g.outcome().is_none() {
+                        let key = key_of(g, prover);
                         // Keep an entry that is already solved (it may carry the move).
                         if !self
                             .tt
@@ -368,7 +353,7 @@ impl<G: SolverGame> Mcts<G> {
                             self.tt.put(key, pn, dn, effort, NO_MOVE);
                         }
                     }
-                } else if i + 1 != self.path.len() {
+                } else if i + 1 != path.len() {
                     changed = false;
                 }
             }
@@ -376,17 +361,333 @@ impl<G: SolverGame> Mcts<G> {
                 g.undo();
             }
         }
-        !full
     }
 
-    fn root_value(&self, prover: Color, root_mover: Color) -> Option<f32> {
+    /// Removes the virtual losses of an abandoned descent and rewinds `g`.
+    fn abandon<G: SolverGame>(&mut self, path: &[u32], g: &mut G, vl: bool) {
+        for i in (0..path.len()).rev() {
+            if vl {
+                let n = &mut self.nodes[path[i] as usize];
+                n.vloss = n.vloss.saturating_sub(1);
+            }
+            if i > 0 {
+                g.undo();
+            }
+        }
+    }
+
+    fn root_best(&self, root_mover_good: i8, root_key: u64) -> Option<Move> {
+        let root = self.nodes.first()?;
+        if !root.expanded || root.count == 0 {
+            // Solved on expansion (knowledge): the table holds the move.
+            return self
+                .tt
+                .get(root_key)
+                .and_then(|e| (e.best != NO_MOVE).then_some(e.best));
+        }
+        let kids = &self.nodes[root.first as usize..root.first as usize + root.count as usize];
+        // Rank by the value the root's mover sees: proven good first, then visits.
+        kids.iter()
+            .max_by_key(|c| {
+                let class = if c.status == root_mover_good {
+                    2
+                } else if c.status == UNKNOWN {
+                    1
+                } else {
+                    0
+                };
+                (class, c.visits)
+            })
+            .map(|c| c.mv)
+    }
+
+    fn root_value(&self, su: &Setup) -> Option<f32> {
         let r = self.nodes.first()?;
-        if r.visits == 0 {
+        if r.visits == 0 || su.cost.is_some() {
             return None;
         }
         // `wins` is from the view of the player who moved into the root (the opponent).
         let mover = -r.wins / r.visits as f32;
-        Some(if root_mover == prover { mover } else { -mover })
+        Some(if su.root_mover == su.prover {
+            mover
+        } else {
+            -mover
+        })
+    }
+}
+
+impl<G: SolverGame> Worker<'_, G> {
+    /// Descends from the root under the lock. On `Leaf::Expand` the path carries virtual
+    /// losses and the leaf is pending; `self.g` is at the leaf.
+    fn descend(&mut self, t: &mut Tree, su: &Setup, vl: bool) -> Leaf {
+        self.path.clear();
+        self.path.push(0);
+        let mut idx = 0usize;
+        loop {
+            let n = t.nodes[idx];
+            if n.status != UNKNOWN {
+                return Leaf::Now(Backup::Status(n.status));
+            }
+            if n.pending {
+                return Leaf::Collision;
+            }
+            if !n.expanded {
+                break;
+            }
+            let to_move = self.g.to_move();
+            match t.select(idx, su, to_move == su.prover) {
+                Some(k) => {
+                    self.g.play_unchecked(t.nodes[k].mv);
+                    self.path.push(k as u32);
+                    idx = k;
+                }
+                None => {
+                    // Every child solved: the status follows from them.
+                    let st = t.update_status(idx, to_move, su.prover);
+                    return Leaf::Now(if st == UNKNOWN {
+                        Backup::Value(0.0)
+                    } else {
+                        Backup::Status(st)
+                    });
+                }
+            }
+        }
+        // An unexpanded leaf: terminal positions and table hits are settled at once.
+        if let Some(o) = self.g.outcome() {
+            let st = if satisfies(o, su.prover, SolveResult::Win) {
+                WIN
+            } else {
+                LOSS
+            };
+            t.nodes[idx].status = st;
+            let me = self.g.to_move();
+            return Leaf::Now(match (su.cost, o) {
+                (Some(_), _) => Backup::Status(st),
+                (None, Outcome::Win(c)) if c == me => Backup::Value(1.0),
+                (None, Outcome::Win(_)) => Backup::Value(-1.0),
+                (None, Outcome::Draw) => Backup::Value(0.0),
+            });
+        }
+        if su.use_tt {
+            let key = key_of(&self.g, su.prover);
+            if let Some(e) = t.tt.get(key) {
+                let st = if e.proven() {
+                    WIN
+                } else if e.disproven() {
+                    LOSS
+                } else {
+                    UNKNOWN
+                };
+                if st != UNKNOWN {
+                    t.nodes[idx].status = st;
+                    return Leaf::Now(Backup::Status(st));
+                }
+            }
+        }
+        if t.full {
+            return Leaf::Full;
+        }
+        t.nodes[idx].pending = true;
+        if vl {
+            for &p in &self.path {
+                t.nodes[p as usize].vloss += 1;
+            }
+        }
+        Leaf::Expand
+    }
+
+    /// Evaluates the pending leaf at `self.g` (no lock held): knowledge, legal moves,
+    /// heuristic. Returns the knowledge win's move, if any.
+    fn evaluate(&mut self, su: &Setup) -> Option<Move> {
+        if self.g.to_move() == su.prover {
+            if let Some(m) = self.g.knowledge_win(&mut self.know) {
+                return Some(m);
+            }
+        }
+        self.g.legal_moves(&mut self.moves);
+        self.heuristic
+            .evaluate_batch(&[&self.g], &mut self.eval[..1]);
+        let e = &self.eval[0];
+        self.order.clear();
+        self.order.extend(
+            self.moves
+                .iter()
+                .map(|&m| (e.policy.get(m as usize).copied().unwrap_or(0.0), m)),
+        );
+        // Prior order: ties in selection go to the higher prior.
+        self.order
+            .sort_by(|a, b| b.0.partial_cmp(&a.0).unwrap_or(std::cmp::Ordering::Equal));
+        self.quick.clear();
+        if G::QUICK_WINS && self.g.to_move() != su.prover {
+            // Replies that ignore the prover's threat are proven at once (cheap knowledge).
+            for (i, &(_, m)) in self.order.iter().enumerate() {
+                self.g.play_unchecked(m);
+                if self.g.outcome().is_none() {
+                    if let Some(w) = self.g.quick_win(&mut self.know) {
+                        self.quick.push((i as u32, key_of(&self.g, su.prover), w));
+                    }
+                }
+                self.g.undo();
+            }
+        }
+        None
+    }
+
+    /// Expands the pending leaf (lock held) with the results of [`Worker::evaluate`] and
+    /// backs up. Returns `false` when the pool is full.
+    fn finish(&mut self, t: &mut Tree, su: &Setup, win: Option<Move>, vl: bool) -> bool {
+        let idx = *self.path.last().unwrap_or(&0) as usize;
+        t.nodes[idx].pending = false;
+        if let Some(m) = win {
+            if su.use_tt || idx == 0 {
+                let key = if idx == 0 {
+                    su.root_key
+                } else {
+                    key_of(&self.g, su.prover)
+                };
+                t.tt.put(key, 0, INF, 1, m);
+            }
+            t.nodes[idx].status = WIN;
+            t.backup(&self.path, &mut self.g, Backup::Status(WIN), su, vl);
+            return true;
+        }
+        if t.nodes.len() + self.order.len() > t.max_nodes {
+            t.full = true;
+            t.abandon(&self.path, &mut self.g, vl);
+            return false;
+        }
+        let first = t.nodes.len() as u32;
+        for &(p, m) in &self.order {
+            t.nodes.push(Node::new(m, p));
+        }
+        for &(i, key, w) in &self.quick {
+            t.nodes[first as usize + i as usize].status = WIN;
+            if su.use_tt {
+                t.tt.put(key, 0, INF, 1, w);
+            }
+        }
+        let n = &mut t.nodes[idx];
+        n.first = first;
+        n.count = self.order.len() as u16;
+        n.expanded = true;
+        let e = &self.eval[0];
+        let b = match (su.cost, e.cost) {
+            (Some(_), Some(c)) => Backup::Cost(c[su.prover.index()]),
+            _ => Backup::Value(e.value.clamp(-1.0, 1.0)),
+        };
+        if self.order.is_empty() {
+            // No legal move but not terminal: leave it to the status rules (unknown value).
+            t.backup(&self.path, &mut self.g, Backup::Value(0.0), su, vl);
+        } else {
+            t.backup(&self.path, &mut self.g, b, su, vl);
+        }
+        true
+    }
+}
+
+/// The search loop of one thread. Thread 0 (`report` set) also sends progress events.
+fn run_worker<G: SolverGame>(
+    w: &mut Worker<'_, G>,
+    tree: &Mutex<Tree>,
+    budget: &Mutex<Budget<'_>>,
+    su: &Setup,
+    vl: bool,
+    mut report: Option<&mut dyn FnMut(&SolveEvent)>,
+    root_mover_good: i8,
+) {
+    let mut last_report = Instant::now();
+    loop {
+        let Ok(mut t) = tree.lock() else { return };
+        if t.nodes[0].status != UNKNOWN || t.full {
+            return;
+        }
+        {
+            let Ok(mut b) = budget.lock() else { return };
+            // Simulations are slow (playouts, networks): read the clock every time.
+            if b.exhausted_now() {
+                return;
+            }
+            b.nodes += 1;
+            t.sims = b.nodes;
+            // Progress (thread 0 only), while both locks are held.
+            if let Some(on_event) = report.as_mut() {
+                if last_report.elapsed().as_millis() >= 500 {
+                    last_report = Instant::now();
+                    on_event(&SolveEvent::Progress {
+                        nodes: b.nodes,
+                        elapsed: b.elapsed(),
+                        best: t.root_best(root_mover_good, su.root_key),
+                        pn_dn: None,
+                        value: t.root_value(su),
+                        tt_used: t.tt.used(),
+                    });
+                }
+            }
+        }
+        match w.descend(&mut t, su, vl) {
+            Leaf::Now(b) => {
+                let path = std::mem::take(&mut w.path);
+                t.backup(&path, &mut w.g, b, su, false);
+                w.path = path;
+            }
+            Leaf::Full => {
+                t.full = true;
+                let path = std::mem::take(&mut w.path);
+                t.abandon(&path, &mut w.g, false);
+                w.path = path;
+                return;
+            }
+            Leaf::Collision => {
+                let path = std::mem::take(&mut w.path);
+                t.abandon(&path, &mut w.g, false);
+                w.path = path;
+                if let Ok(mut b) = budget.lock() {
+                    b.nodes = b.nodes.saturating_sub(1);
+                }
+                drop(t);
+                std::thread::yield_now();
+                continue;
+            }
+            Leaf::Expand => {
+                drop(t);
+                let win = w.evaluate(su);
+                let Ok(mut t) = tree.lock() else { return };
+                if !w.finish(&mut t, su, win, vl) {
+                    return;
+                }
+            }
+        }
+    }
+}
+
+impl<G: SolverGame> Mcts<G> {
+    /// A solver with this heuristic.
+    pub fn new(opts: SolverOptions, heuristic: Box<dyn Heuristic<G>>) -> Self {
+        let know = KnowledgeState::new(opts.knowledge.clone());
+        let use_tt = !(G::HISTORY_SENSITIVE && opts.ghi == GhiMode::Exact);
+        Mcts {
+            use_tt,
+            tree: Mutex::new(Tree::new(opts.tt_bytes())),
+            opts,
+            heuristic,
+            know,
+            root_mover_good: WIN,
+            root_key: 0,
+            last: None,
+            last_threads: 1,
+        }
+    }
+
+    /// Threads used by the last solve (1 when the heuristic cannot be forked).
+    pub fn threads_used(&self) -> usize {
+        self.last_threads
+    }
+
+    fn tree_mut(&mut self) -> &mut Tree {
+        match self.tree.get_mut() {
+            Ok(t) => t,
+            Err(p) => p.into_inner(),
+        }
     }
 }
 
@@ -404,53 +705,130 @@ impl<G: SolverGame> Solver<G> for Mcts<G> {
         on_event: &mut dyn FnMut(&SolveEvent),
     ) -> SolveOutcome {
         let know_before = self.know.nodes;
-        let mut g = game.clone();
-        let root_mover = g.to_move();
+        let root_mover = game.to_move();
         self.root_mover_good = if root_mover == prover { WIN } else { LOSS };
-        self.root_key = Self::key(&g, prover);
-        self.nodes.clear();
-        self.nodes.push(Node::new(NO_MOVE, 1.0));
-        let mut budget = Budget::new(limits, stop);
-        let mut last_report = Instant::now();
-        while self.nodes[0].status == UNKNOWN && !budget.exhausted() {
-            budget.nodes += 1;
-            if !self.simulate(&mut g, prover) {
-                break;
-            }
-            if budget.nodes & 0xff == 0 && last_report.elapsed().as_millis() >= 500 {
-                last_report = Instant::now();
-                on_event(&SolveEvent::Progress {
-                    nodes: budget.nodes,
-                    elapsed: budget.elapsed(),
-                    best: self.root_best(),
-                    pn_dn: None,
-                    value: self.root_value(prover, root_mover),
-                    tt_used: self.tt.used(),
-                });
+        self.root_key = key_of(game, prover);
+        let su = Setup {
+            prover,
+            root_mover,
+            use_tt: self.use_tt,
+            root_key: self.root_key,
+            c_puct: self.opts.c_puct,
+            cost: self.heuristic.cost_model(),
+        };
+        {
+            let t = self.tree_mut();
+            t.nodes.clear();
+            t.nodes.push(Node::new(NO_MOVE, 1.0));
+            t.cmin = f32::INFINITY;
+            t.cmax = f32::NEG_INFINITY;
+            t.full = false;
+            t.sims = 0;
+        }
+        // Forks for the extra threads (each from the previous one, so seeds differ).
+        let mut forks: Vec<Box<dyn Heuristic<G>>> = Vec::new();
+        for _ in 1..self.opts.threads.max(1) {
+            let f = match forks.last() {
+                Some(p) => p.fork(),
+                None => self.heuristic.fork(),
+            };
+            match f {
+                Some(f) => forks.push(f),
+                None => break,
             }
         }
-        let result = match self.nodes[0].status {
+        let threads = 1 + forks.len();
+        self.last_threads = threads;
+        let vl = threads > 1;
+        let budget = Mutex::new(Budget::new(limits, stop));
+        let root_mover_good = self.root_mover_good;
+        let mut extra_know = 0u64;
+        {
+            let tree = &self.tree;
+            let knowledge = self.opts.knowledge.clone();
+            let mut w0 = Worker {
+                heuristic: &mut *self.heuristic,
+                know: std::mem::replace(&mut self.know, KnowledgeState::new(knowledge.clone())),
+                g: game.clone(),
+                eval: vec![Evaluation::default()],
+                moves: Vec::with_capacity(512),
+                order: Vec::with_capacity(512),
+                quick: Vec::new(),
+                path: Vec::with_capacity(256),
+            };
+            std::thread::scope(|scope| {
+                let mut handles = Vec::new();
+                for f in forks.iter_mut() {
+                    let budget = &budget;
+                    let su = &su;
+                    let knowledge = knowledge.clone();
+                    let g = game.clone();
+                    handles.push(scope.spawn(move || {
+                        let mut w = Worker {
+                            heuristic: &mut **f,
+                            know: KnowledgeState::new(knowledge),
+                            g,
+                            eval: vec![Evaluation::default()],
+                            moves: Vec::with_capacity(512),
+                            order: Vec::with_capacity(512),
+                            quick: Vec::new(),
+                            path: Vec::with_capacity(256),
+                        };
+                        run_worker(&mut w, tree, budget, su, vl, None, root_mover_good);
+                        w.know.nodes
+                    }));
+                }
+                run_worker(
+                    &mut w0,
+                    tree,
+                    &budget,
+                    &su,
+                    vl,
+                    Some(on_event),
+                    root_mover_good,
+                );
+                for h in handles {
+                    extra_know += h.join().unwrap_or(0);
+                }
+            });
+            self.know = w0.know;
+        }
+        let (elapsed, sims) = match budget.lock() {
+            Ok(b) => (b.elapsed(), b.nodes),
+            Err(p) => {
+                let b = p.into_inner();
+                (b.elapsed(), b.nodes)
+            }
+        };
+        let root_key = self.root_key;
+        let t = self.tree_mut();
+        let result = match t.nodes[0].status {
             WIN => SolveResult::Win,
             LOSS => SolveResult::Loss,
             _ => SolveResult::Unknown,
         };
-        let best = self.root_best();
-        let seconds = budget.elapsed().as_secs_f64();
+        let best = t.root_best(root_mover_good, root_key);
+        let seconds = elapsed.as_secs_f64();
         let stats = SolveStats {
-            nodes: budget.nodes,
+            nodes: sims,
             seconds,
-            nodes_per_second: budget.nodes as f64 / seconds.max(1e-9),
-            tt_used: self.tt.used(),
-            tt_capacity: self.tt.capacity(),
-            tt_bytes: self.tt.bytes() + self.max_nodes * std::mem::size_of::<Node>(),
-            knowledge_nodes: self.know.nodes - know_before,
+            nodes_per_second: sims as f64 / seconds.max(1e-9),
+            tt_used: t.tt.used(),
+            tt_capacity: t.tt.capacity(),
+            tt_bytes: t.tt.bytes() + t.max_nodes * std::mem::size_of::<Node>(),
+            knowledge_nodes: 0,
+        };
+        let value = t.root_value(&su);
+        let stats = SolveStats {
+            knowledge_nodes: self.know.nodes - know_before + extra_know,
+            ..stats
         };
         on_event(&SolveEvent::Progress {
-            nodes: budget.nodes,
-            elapsed: budget.elapsed(),
+            nodes: sims,
+            elapsed,
             best,
             pn_dn: None,
-            value: self.root_value(prover, root_mover),
+            value,
             tt_used: stats.tt_used,
         });
         if result != SolveResult::Unknown {
@@ -475,8 +853,15 @@ impl<G: SolverGame> Solver<G> for Mcts<G> {
         let mut dopts = self.opts.clone();
         dopts.memory_bytes = (self.opts.tt_bytes() / 4).max(1 << 20);
         let mut dfpn = Dfpn::new(dopts, None);
+        let use_tt = self.use_tt;
+        let max_nodes = self.opts.proof_max_nodes;
+        let search_nodes = self.opts.proof_search_nodes;
+        let t = match self.tree.get_mut() {
+            Ok(t) => t,
+            Err(p) => p.into_inner(),
+        };
         let mut oracle = MctsOracle {
-            tt: self.use_tt.then_some(&self.tt),
+            tt: use_tt.then_some(&t.tt),
             fallback: DfpnOracle::new(&mut dfpn, Budget::new(&limits, &stop)),
         };
         proof::build(
@@ -485,24 +870,23 @@ impl<G: SolverGame> Solver<G> for Mcts<G> {
             result,
             &mut oracle,
             know,
-            self.opts.proof_max_nodes,
-            self.opts.proof_search_nodes,
+            max_nodes,
+            search_nodes,
         )
     }
 
     fn clear(&mut self) {
-        self.tt.clear();
+        let t = self.tree_mut();
+        t.tt.clear();
+        t.nodes = Vec::new();
         self.know.clear();
-        self.nodes = Vec::new();
         self.last = None;
     }
 
     fn set_memory(&mut self, bytes: usize) {
         self.opts.memory_bytes = bytes;
-        let half = self.opts.tt_bytes() / 2;
-        self.tt = Tt::new(half);
-        self.max_nodes = (half / std::mem::size_of::<Node>()).max(1024);
-        self.nodes = Vec::new();
+        let b = self.opts.tt_bytes();
+        *self.tree_mut() = Tree::new(b);
         self.last = None;
     }
 }
@@ -526,7 +910,7 @@ impl<G: SolverGame> ProofOracle<G> for MctsOracle<'_, '_, '_, G> {
         let mut moves = Vec::new();
         g.legal_moves(&mut moves);
         // The node's own entry may carry the move (knowledge wins).
-        if let Some(e) = tt.get(Mcts::<G>::key(g, prover)) {
+        if let Some(e) = tt.get(key_of(g, prover)) {
             if result == SolveResult::Win && e.proven() && moves.contains(&e.best) {
                 return Some(e.best);
             }
@@ -535,7 +919,7 @@ impl<G: SolverGame> ProofOracle<G> for MctsOracle<'_, '_, '_, G> {
             g.play_unchecked(m);
             let ok = match g.outcome() {
                 Some(o) => satisfies(o, prover, result),
-                None => tt.get(Mcts::<G>::key(g, prover)).is_some_and(|e| {
+                None => tt.get(key_of(g, prover)).is_some_and(|e| {
                     if result == SolveResult::Win {
                         e.proven()
                     } else {

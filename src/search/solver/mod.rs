@@ -28,6 +28,7 @@ pub mod heuristic;
 pub mod killallgo;
 pub mod knowledge;
 pub mod mcts;
+pub mod net;
 pub mod ppn;
 mod proof;
 mod suite;
@@ -42,7 +43,8 @@ use super::Limits;
 use crate::game::{Color, Game, Move, Outcome};
 
 pub use gpn::PnBias;
-pub use heuristic::{Evaluation, Heuristic};
+
+pub use heuristic::{CostModel, Evaluation, Heuristic};
 pub use knowledge::{Knowledge, KnowledgeState};
 
 /// Names accepted by [`solver_by_name`].
@@ -226,6 +228,8 @@ pub struct SolverOptions {
     pub pn_bias: PnBias,
     /// PPN: leaf probabilities are clamped to `[θ, 1 − θ]`.
     pub ppn_theta: f64,
+    /// Search threads (MCTS shares one tree between them; DFPN is single-threaded).
+    pub threads: usize,
 }
 
 impl Default for SolverOptions {
@@ -247,6 +251,7 @@ impl Default for SolverOptions {
             c_pn: 0.3,
             pn_bias: PnBias::default(),
             ppn_theta: 0.02,
+            threads: 1,
         }
     }
 }

@@ -1,0 +1,221 @@
+//! The network heuristics in the solvers: with a seeded random network (α0 and PCN shapes)
+//! every solver agrees with plain DFPN on small Gomoku positions, multi-threaded MCTS agrees
+//! with single-threaded MCTS, one thread is deterministic, and every proof tree checks.
+//! With ../shared present, a real network solves an easy Killall-Go problem.
+
+use std::path::Path;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::Duration;
+
+use pcn::game::gomoku::{Gomoku, Rule};
+use pcn::game::Game;
+use pcn::nn::eval::{BatchingEvaluator, RandomEvaluator};
+use pcn::nn::{Evaluator, NetGame, NetInfo, NetKind};
+use pcn::search::solver::net::NetHeuristic;
+use pcn::search::solver::{
+    solver_by_name, solver_with_heuristic, Knowledge, SolveResult, SolverGame, SolverOptions,
+};
+use pcn::search::Limits;
+use pcn::util::Rng;
+
+fn positions(size: usize, empties: usize, count: usize, seed: u64) -> Vec<Gomoku> {
+    let mut rng = Rng::new(seed);
+    let mut out = Vec::new();
+    let mut legal = Vec::new();
+    for _ in 0..count * 200 {
+        if out.len() == count {
+            break;
+        }
+        let Ok(mut g) = Gomoku::new(size, size, Rule::Freestyle) else {
+            break;
+        };
+        while g.outcome().is_none() && size * size - g.ply() > empties {
+            g.legal_moves(&mut legal);
+            g.play_unchecked(legal[rng.below(legal.len())]);
+        }
+        if g.outcome().is_none() && size * size - g.ply() == empties {
+            out.push(g);
+        }
+    }
+    out
+}
+
+fn info(size: usize, kind: NetKind) -> NetInfo {
+    NetInfo {
+        name: "random-max".into(),
+        game: NetGame::Gomoku,
+        board_size: size,
+        planes: 4,
+        actions: size * size,
+        kind,
+    }
+}
+
+fn opts(threads: usize) -> SolverOptions {
+    SolverOptions {
+        memory_bytes: 8 << 20,
+        knowledge: Knowledge::none(),
+        threads,
+        ..SolverOptions::default()
+    }
+}
+
+/// Solves `g` for the side to move; checks the proof of a solved result.
+fn solve(
+    name: &str,
+    g: &Gomoku,
+    eval: Option<Arc<dyn Evaluator>>,
+    threads: usize,
+    nodes: u64,
+) -> (SolveResult, u64, Option<u16>) {
+    let o = opts(threads);
+    let mut s = match eval {
+        None => solver_by_name::<Gomoku>(name, &o).expect("solver"),
+        Some(e) => {
+            let h = NetHeuristic::new(e, 2, g, 1 << 12).expect("fits");
+            solver_with_heuristic::<Gomoku>(name, &o, Box::new(h)).expect("solver")
+        }
+    };
+    let stop = AtomicBool::new(false);
+    let out = s.solve(g, g.to_move(), &Limits::nodes(nodes), &stop, &mut |_| {});
+    if out.result != SolveResult::Unknown {
+        let t = s.proof_tree().expect("proof tree");
+        t.check(g).expect("proof checks");
+        assert_eq!(t.result, out.result);
+    }
+    (out.result, out.stats.nodes, out.best)
+}
+
+#[test]
+fn network_solvers_agree_and_prove() {
+    let ps = positions(6, 12, 8, 11);
+    assert!(ps.len() >= 4);
+    let mut compared = 0;
+    for (i, g) in ps.iter().enumerate() {
+        let (want, _, _) = solve("dfpn", g, None, 1, 400_000);
+        if want == SolveResult::Unknown {
+            continue;
+        }
+        for kind in [NetKind::AlphaZero, NetKind::Pcn { bins: 60 }] {
+            let inner: Arc<dyn Evaluator> = Arc::new(RandomEvaluator::new(info(6, kind), 9));
+            for (name, threads) in [("fdfpn", 1), ("mcts", 1), ("mcts", 3)] {
+                let eval: Arc<dyn Evaluator> = if threads > 1 {
+                    Arc::new(BatchingEvaluator::new(
+                        inner.clone(),
+                        threads * 2,
+                        Duration::from_millis(1),
+                    ))
+                } else {
+                    inner.clone()
+                };
+                let (got, _, _) = solve(name, g, Some(eval), threads, 200_000);
+                assert_eq!(got, want, "position {i} {name} x{threads} {kind:?}");
+                compared += 1;
+            }
+        }
+    }
+    assert!(compared >= 12, "compared {compared}");
+}
+
+#[test]
+fn one_thread_mcts_is_deterministic() {
+    let ps = positions(6, 14, 3, 5);
+    for g in &ps {
+        for kind in [NetKind::AlphaZero, NetKind::Pcn { bins: 60 }] {
+            let e: Arc<dyn Evaluator> = Arc::new(RandomEvaluator::new(info(6, kind), 4));
+            let a = solve("mcts", g, Some(e.clone()), 1, 3_000);
+            let b = solve("mcts", g, Some(e), 1, 3_000);
+            assert_eq!(a, b);
+        }
+    }
+}
+
+#[test]
+fn mismatched_network_is_an_error() {
+    let g = Gomoku::new(6, 6, Rule::Freestyle).expect("board");
+    let e: Arc<dyn Evaluator> = Arc::new(RandomEvaluator::new(
+        RandomEvaluator::info_for(NetGame::KillallGo, NetKind::AlphaZero),
+        1,
+    ));
+    assert!(NetHeuristic::new(e.clone(), 8, &g, 16).is_err());
+    let e6: Arc<dyn Evaluator> = Arc::new(RandomEvaluator::new(info(6, NetKind::AlphaZero), 1));
+    assert!(NetHeuristic::new(e6, 9, &g, 16).is_err());
+}
+
+/// A real network on an easy shared Killall-Go problem (skips without ../shared).
+#[test]
+fn real_network_solves_easy_killallgo_problem() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared");
+    let model = root.join("pcn/models/go_W-max");
+    let problem = root.join("problems/killallgo/29.sgf");
+    if !model.is_dir() || !problem.is_file() {
+        eprintln!("SKIP: {} or {} absent", model.display(), problem.display());
+        return;
+    }
+    let text = std::fs::read_to_string(&problem).expect("problem");
+    let tree = pcn::sgf::GameTree::parse(&text).expect("sgf");
+    let g = pcn::sgf::to_killallgo(&tree).expect("position");
+    let eval = pcn::nn::open(model.to_str().expect("utf8"), "auto", 1).expect("model");
+    let h = NetHeuristic::new(eval, 1, &g, 1 << 16).expect("fits");
+    let mut s = solver_with_heuristic("fdfpn", &opts(1), Box::new(h)).expect("solver");
+    let stop = AtomicBool::new(false);
+    let limits = Limits {
+        time: Some(Duration::from_secs(120)),
+        nodes: Some(20_000),
+        depth: None,
+    };
+    let out = s.solve(&g, g.to_move(), &limits, &stop, &mut |_| {});
+    assert_eq!(out.result, SolveResult::Win, "{:?}", out.stats);
+    let t = s.proof_tree().expect("proof");
+    t.check(&g).expect("proof checks");
+    let _ = <pcn::game::killallgo::KillallGo as SolverGame>::HISTORY_SENSITIVE;
+}
+
+/// `pcn solve --net` writes a proof that `pcn verify` accepts (skips without ../shared).
+#[test]
+fn cli_network_proof_verifies() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared");
+    let model = root.join("pcn/models/go_W-max");
+    let problem = root.join("problems/killallgo/29.sgf");
+    if !model.is_dir() || !problem.is_file() {
+        eprintln!("SKIP: {} or {} absent", model.display(), problem.display());
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("pcn_nn_cli_{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let bin = env!("CARGO_BIN_EXE_pcn");
+    let out = std::process::Command::new(bin)
+        .args(["solve", "--net"])
+        .arg(&model)
+        .args([
+            "--symmetries",
+            "1",
+            "--nodes",
+            "20000",
+            "--time",
+            "120",
+            "--proof-dir",
+        ])
+        .arg(&dir)
+        .arg(&problem)
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(0));
+    let line = String::from_utf8_lossy(&out.stdout);
+    let v: serde_json::Value = serde_json::from_str(line.trim()).expect("json line");
+    assert_eq!(v["result"], "win", "{line}");
+    let proof = v["proof"].as_str().expect("proof written").to_string();
+    let ver = std::process::Command::new(bin)
+        .args(["verify", &proof])
+        .output()
+        .expect("runs");
+    assert_eq!(
+        ver.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&ver.stdout)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
