@@ -189,6 +189,17 @@ impl Heuristic<KillallGo> for KillallGoPriors {
         "killallgo-static"
     }
 
+    fn fork(&self) -> Option<Box<dyn Heuristic<KillallGo>>> {
+        // Another search thread gets its own playout stream.
+        let mut rng = self.rng.clone();
+        Some(Box::new(KillallGoPriors {
+            rng: Rng::new(rng.next_u64()),
+            plies: self.plies,
+            buf: Vec::with_capacity(512),
+            scores: Vec::new(),
+        }))
+    }
+
     fn evaluate_batch(&mut self, positions: &[&KillallGo], out: &mut [Evaluation]) {
         for (g, e) in positions.iter().zip(out.iter_mut()) {
             self.priors(g, e);
