@@ -25,8 +25,7 @@ use std::time::Instant;
 use super::suite::{result_of, terminal_status, Common, LOSS, UNKNOWN, WIN};
 use super::tt::NO_MOVE;
 use super::{
-    Evaluation, Heuristic, ProofTree, SolveEvent, SolveOutcome, SolveResult, Solver, SolverGame,
-    SolverOptions,
+    Evaluation, Heuristic, ProofTree, SolveEvent, SolveOutcome, Solver, SolverGame, SolverOptions,
 };
 use crate::game::{Color, Move};
 use crate::search::{Budget, Limits};
@@ -245,24 +244,9 @@ impl<G: SolverGame> Solver<G> for AbSolver<G> {
             .and_then(|e| (e.best != NO_MOVE).then_some(e.best))
             .or((self.root_best != NO_MOVE).then_some(self.root_best));
         let stats = self.c.stats(&budget, 0);
-        on_event(&SolveEvent::Progress {
-            nodes: budget.nodes,
-            elapsed: budget.elapsed(),
-            best,
-            pn_dn: None,
-            value: None,
-            tt_used: stats.tt_used,
-        });
-        if result != SolveResult::Unknown {
-            on_event(&SolveEvent::Solved { result, best });
-        }
-        self.c.last = Some((game.clone(), prover, result));
-        SolveOutcome {
-            result,
-            prover,
-            best,
-            stats,
-        }
+        let report = (None, None);
+        self.c
+            .finish(game, prover, (result, best), stats, report, on_event)
     }
 
     fn proof_tree(&mut self) -> Option<ProofTree> {

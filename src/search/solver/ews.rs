@@ -34,8 +34,7 @@ use std::time::Instant;
 use super::suite::{good_for, playout, result_of, terminal_status, Common, UNKNOWN, WIN};
 use super::tt::NO_MOVE;
 use super::{
-    Evaluation, Heuristic, ProofTree, SolveEvent, SolveOutcome, SolveResult, Solver, SolverGame,
-    SolverOptions,
+    Evaluation, Heuristic, ProofTree, SolveEvent, SolveOutcome, Solver, SolverGame, SolverOptions,
 };
 use crate::game::{Color, Move};
 use crate::search::{Budget, Limits};
@@ -477,24 +476,9 @@ impl<G: SolverGame> Solver<G> for Ews<G> {
         let stats = self
             .c
             .stats(&budget, self.max_nodes * std::mem::size_of::<Node>());
-        on_event(&SolveEvent::Progress {
-            nodes: budget.nodes,
-            elapsed: budget.elapsed(),
-            best,
-            pn_dn: None,
-            value: self.root_value(root_mover, prover),
-            tt_used: stats.tt_used,
-        });
-        if result != SolveResult::Unknown {
-            on_event(&SolveEvent::Solved { result, best });
-        }
-        self.c.last = Some((game.clone(), prover, result));
-        SolveOutcome {
-            result,
-            prover,
-            best,
-            stats,
-        }
+        let report = (None, self.root_value(root_mover, prover));
+        self.c
+            .finish(game, prover, (result, best), stats, report, on_event)
     }
 
     fn proof_tree(&mut self) -> Option<ProofTree> {

@@ -32,8 +32,7 @@ use std::time::Instant;
 use super::suite::{good_for, result_of, terminal_status, Common, LOSS, UNKNOWN, WIN};
 use super::tt::NO_MOVE;
 use super::{
-    Evaluation, Heuristic, ProofTree, SolveEvent, SolveOutcome, SolveResult, Solver, SolverGame,
-    SolverOptions,
+    Evaluation, Heuristic, ProofTree, SolveEvent, SolveOutcome, Solver, SolverGame, SolverOptions,
 };
 use crate::game::{Color, Move, Outcome};
 use crate::search::{Budget, Limits};
@@ -557,24 +556,9 @@ impl<G: SolverGame> Solver<G> for Gpn<G> {
         let stats = self
             .c
             .stats(&budget, self.max_nodes * std::mem::size_of::<Node>());
-        on_event(&SolveEvent::Progress {
-            nodes: budget.nodes,
-            elapsed: budget.elapsed(),
-            best,
-            pn_dn: self.root_pn(prover),
-            value: self.root_value(prover, root_mover),
-            tt_used: stats.tt_used,
-        });
-        if result != SolveResult::Unknown {
-            on_event(&SolveEvent::Solved { result, best });
-        }
-        self.c.last = Some((game.clone(), prover, result));
-        SolveOutcome {
-            result,
-            prover,
-            best,
-            stats,
-        }
+        let report = (self.root_pn(prover), self.root_value(prover, root_mover));
+        self.c
+            .finish(game, prover, (result, best), stats, report, on_event)
     }
 
     fn proof_tree(&mut self) -> Option<ProofTree> {

@@ -20,8 +20,7 @@ use std::time::Instant;
 use super::suite::{good_for, result_of, terminal_status, Common, LOSS, UNKNOWN, WIN};
 use super::tt::NO_MOVE;
 use super::{
-    Evaluation, Heuristic, ProofTree, SolveEvent, SolveOutcome, SolveResult, Solver, SolverGame,
-    SolverOptions,
+    Evaluation, Heuristic, ProofTree, SolveEvent, SolveOutcome, Solver, SolverGame, SolverOptions,
 };
 use crate::game::{Color, Move};
 use crate::search::{Budget, Limits};
@@ -362,24 +361,9 @@ impl<G: SolverGame> Solver<G> for Ppn<G> {
         let stats = self
             .c
             .stats(&budget, self.max_nodes * std::mem::size_of::<Node>());
-        on_event(&SolveEvent::Progress {
-            nodes: budget.nodes,
-            elapsed: budget.elapsed(),
-            best,
-            pn_dn: None,
-            value: Some(self.nodes[0].p as f32 * 2.0 - 1.0),
-            tt_used: stats.tt_used,
-        });
-        if result != SolveResult::Unknown {
-            on_event(&SolveEvent::Solved { result, best });
-        }
-        self.c.last = Some((game.clone(), prover, result));
-        SolveOutcome {
-            result,
-            prover,
-            best,
-            stats,
-        }
+        let report = (None, Some(self.nodes[0].p as f32 * 2.0 - 1.0));
+        self.c
+            .finish(game, prover, (result, best), stats, report, on_event)
     }
 
     fn proof_tree(&mut self) -> Option<ProofTree> {

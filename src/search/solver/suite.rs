@@ -14,8 +14,8 @@ use std::sync::atomic::AtomicBool;
 use super::proof::{self, satisfies, ProofOracle};
 use super::tt::{Tt, INF, NO_MOVE};
 use super::{
-    solver_by_name, GhiMode, KnowledgeState, ProofTree, SolveResult, SolveStats, Solver,
-    SolverGame, SolverOptions,
+    solver_by_name, GhiMode, KnowledgeState, ProofTree, SolveEvent, SolveOutcome, SolveResult,
+    SolveStats, Solver, SolverGame, SolverOptions,
 };
 use crate::game::{Color, Move, Outcome};
 use crate::search::{Budget, Limits};
@@ -202,6 +202,38 @@ impl<G: SolverGame> Common<G> {
             tt_capacity: self.tt.capacity(),
             tt_bytes: self.tt.bytes() + extra_bytes,
             knowledge_nodes: self.know.nodes - self.know_before,
+        }
+    }
+
+    /// Ends a solve: the final progress report (with the root's proof numbers and value for
+    /// the prover, where the solver has them), the `Solved` event for a proven root, the result remembered for
+    /// [`Common::proof_tree`], and the outcome.
+    pub fn finish(
+        &mut self,
+        game: &G,
+        prover: Color,
+        (result, best): (SolveResult, Option<Move>),
+        stats: SolveStats,
+        (pn_dn, value): (Option<(u64, u64)>, Option<f32>),
+        on_event: &mut dyn FnMut(&SolveEvent),
+    ) -> SolveOutcome {
+        on_event(&SolveEvent::Progress {
+            nodes: stats.nodes,
+            elapsed: std::time::Duration::from_secs_f64(stats.seconds),
+            best,
+            pn_dn,
+            value,
+            tt_used: stats.tt_used,
+        });
+        if result != SolveResult::Unknown {
+            on_event(&SolveEvent::Solved { result, best });
+        }
+        self.last = Some((game.clone(), prover, result));
+        SolveOutcome {
+            result,
+            prover,
+            best,
+            stats,
         }
     }
 
