@@ -254,14 +254,10 @@ impl<G: SolverGame> Solver<G> for AbSolver<G> {
     }
 
     fn clear(&mut self) {
-        self.c.tt.clear();
-        self.c.know.clear();
-        self.c.last = None;
+        self.c.clear();
     }
 
     fn set_memory(&mut self, bytes: usize) {
-        self.c.opts.memory_bytes = bytes;
-        self.c.tt = super::tt::Tt::new(self.c.opts.tt_bytes());
-        self.c.last = None;
+        self.c.set_memory(bytes, 1);
     }
 }

@@ -566,18 +566,13 @@ impl<G: SolverGame> Solver<G> for Gpn<G> {
     }
 
     fn clear(&mut self) {
-        self.c.tt.clear();
-        self.c.know.clear();
+        self.c.clear();
         self.nodes = Vec::new();
-        self.c.last = None;
     }
 
     fn set_memory(&mut self, bytes: usize) {
-        self.c.opts.memory_bytes = bytes;
-        let half = self.c.opts.tt_bytes() / 2;
-        self.c.tt = super::tt::Tt::new(half);
+        let half = self.c.set_memory(bytes, 2);
         self.max_nodes = (half / std::mem::size_of::<Node>()).max(1024);
         self.nodes = Vec::new();
-        self.c.last = None;
     }
 }

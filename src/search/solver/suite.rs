@@ -237,6 +237,23 @@ impl<G: SolverGame> Common<G> {
         }
     }
 
+    /// Forgets the solved table, the knowledge tables and the last result.
+    pub fn clear(&mut self) {
+        self.tt.clear();
+        self.know.clear();
+        self.last = None;
+    }
+
+    /// Sets the memory budget (0: default) and rebuilds the solved table with `1 / parts` of
+    /// it; returns that share, for the caller's own node pool when `parts` is 2.
+    pub fn set_memory(&mut self, bytes: usize, parts: usize) -> usize {
+        self.opts.memory_bytes = bytes;
+        let share = self.opts.tt_bytes() / parts.max(1);
+        self.tt = Tt::new(share);
+        self.last = None;
+        share
+    }
+
     /// The solution tree of the last proven result.
     pub fn proof_tree(&mut self) -> Option<ProofTree> {
         let (root, prover, result) = self.last.clone()?;
