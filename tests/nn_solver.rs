@@ -14,7 +14,8 @@ use pcn::nn::eval::{BatchingEvaluator, RandomEvaluator};
 use pcn::nn::{Evaluator, NetGame, NetInfo, NetKind};
 use pcn::search::solver::net::NetHeuristic;
 use pcn::search::solver::{
-    solver_by_name, solver_with_heuristic, Knowledge, SolveResult, SolverGame, SolverOptions,
+    solver_by_name, solver_with_heuristic, Knowledge, NetMode, SolveResult, SolverGame,
+    SolverOptions,
 };
 use pcn::search::Limits;
 use pcn::util::Rng;
@@ -169,18 +170,25 @@ fn real_network_solves_easy_killallgo_problem() {
     let tree = pcn::sgf::GameTree::parse(&text).expect("sgf");
     let g = pcn::sgf::to_killallgo(&tree).expect("position");
     let eval = pcn::nn::open(model.to_str().expect("utf8"), "auto", 1).expect("model");
-    let h = NetHeuristic::new(eval, 1, &g, 1 << 16).expect("fits");
-    let mut s = solver_with_heuristic("fdfpn", &opts(1), Box::new(h)).expect("solver");
-    let stop = AtomicBool::new(false);
-    let limits = Limits {
-        time: Some(Duration::from_secs(120)),
-        nodes: Some(20_000),
-        depth: None,
-    };
-    let out = s.solve(&g, g.to_move(), &limits, &stop, &mut |_| {});
-    assert_eq!(out.result, SolveResult::Win, "{:?}", out.stats);
-    let t = s.proof_tree().expect("proof");
-    t.check(&g).expect("proof checks");
+    // Both ways focused DFPN can use a network: the paper's and the hybrid one.
+    for mode in [NetMode::Paper, NetMode::Hybrid] {
+        let h = NetHeuristic::new(eval.clone(), 1, &g, 1 << 16).expect("fits");
+        let o = SolverOptions {
+            net_mode: mode,
+            ..opts(1)
+        };
+        let mut s = solver_with_heuristic("fdfpn", &o, Box::new(h)).expect("solver");
+        let stop = AtomicBool::new(false);
+        let limits = Limits {
+            time: Some(Duration::from_secs(120)),
+            nodes: Some(20_000),
+            depth: None,
+        };
+        let out = s.solve(&g, g.to_move(), &limits, &stop, &mut |_| {});
+        assert_eq!(out.result, SolveResult::Win, "{mode:?} {:?}", out.stats);
+        let t = s.proof_tree().expect("proof");
+        t.check(&g).expect("proof checks");
+    }
     let _ = <pcn::game::killallgo::KillallGo as SolverGame>::HISTORY_SENSITIVE;
 }
 

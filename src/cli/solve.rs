@@ -24,8 +24,8 @@ use crate::nn::Evaluator;
 use crate::proof::{self, GameKind, MoveTree, ProofHeader};
 use crate::search::solver::net::{NetHeuristic, DEFAULT_CACHE_ENTRIES};
 use crate::search::solver::{
-    solver_by_name, solver_with_heuristic, Knowledge, SolveEvent, SolveResult, Solver, SolverGame,
-    SolverOptions, SOLVER_NAMES,
+    solver_by_name, solver_with_heuristic, Knowledge, NetMode, SolveEvent, SolveResult, Solver,
+    SolverGame, SolverOptions, SOLVER_NAMES,
 };
 use crate::search::Limits;
 use crate::sgf::{self, GameTree};
@@ -131,6 +131,24 @@ pub struct SolveArgs {
     /// reported without a proof ("win, no proof").
     #[arg(long)]
     pub proof_time: Option<f64>,
+    /// Focused DFPN with a network in Killall-Go: `hybrid` (the static move order, with the
+    /// network ordering the top `--net-depth` plies) or `paper` (the network at every node,
+    /// pn/dn from its costs). Other games always use `paper`.
+    #[arg(long, value_enum, default_value = "hybrid")]
+    pub net_mode: NetModeArg,
+    /// `--net-mode hybrid`: nodes fewer than this many plies below the root consult the
+    /// network.
+    #[arg(long, default_value_t = 4)]
+    pub net_depth: usize,
+}
+
+/// `--net-mode` values.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum NetModeArg {
+    /// The static order, the network in the top plies.
+    Hybrid,
+    /// The PCN paper's rule.
+    Paper,
 }
 
 /// One problem's JSON line.
@@ -341,6 +359,11 @@ pub fn run(args: SolveArgs) -> i32 {
         seed: args.seed,
         proof_max_nodes: args.proof_max_nodes,
         threads: args.threads.max(1) as usize,
+        net_mode: match args.net_mode {
+            NetModeArg::Hybrid => NetMode::Hybrid,
+            NetModeArg::Paper => NetMode::Paper,
+        },
+        net_depth: args.net_depth,
         ..SolverOptions::default()
     };
     let limits = Limits {

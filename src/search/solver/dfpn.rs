@@ -27,7 +27,7 @@ use std::time::Instant;
 use super::proof::{self, satisfies, ProofOracle};
 use super::tt::{Tt, INF, NO_MOVE};
 use super::{
-    Evaluation, GhiMode, Heuristic, KnowledgeState, ProofTree, SolveEvent, SolveOutcome,
+    Evaluation, GhiMode, Heuristic, KnowledgeState, NetMode, ProofTree, SolveEvent, SolveOutcome,
     SolveResult, SolveStats, Solver, SolverGame, SolverOptions,
 };
 use crate::game::{Color, Move};
@@ -92,8 +92,12 @@ pub struct Dfpn<G: SolverGame> {
     /// Scratch: (move, ordering key) of the node being generated, best first.
     order: Vec<(Move, f32)>,
     /// [`SolverGame::ORDER_HINTS`] apply: the game asks for them and the heuristic, if
-    /// any, is the game's own no-network one (a plugged-in network keeps the paper's rules).
+    /// any, is the game's own no-network one or a network in [`NetMode::Hybrid`] (a
+    /// network in [`NetMode::Paper`] keeps the paper's rules).
     hints: bool,
+    /// A network in [`NetMode::Hybrid`]: it only orders the moves of nodes within
+    /// [`SolverOptions::net_depth`] plies of the root; the static rules do the rest.
+    hybrid: bool,
     /// The heuristic is a network (slow nodes: check the clock at every node).
     slow_nodes: bool,
 }
@@ -118,6 +122,8 @@ impl<G: SolverGame> Dfpn<G> {
         let slow_nodes = heuristic
             .as_ref()
             .is_some_and(|h| h.has_cost() || h.value_window());
+        // Only networks are slow; the game's own heuristic keeps the exact paper-free path.
+        let hybrid = G::ORDER_HINTS && slow_nodes && opts.net_mode == NetMode::Hybrid;
         Dfpn {
             slow_nodes,
             opts,
@@ -135,7 +141,8 @@ impl<G: SolverGame> Dfpn<G> {
             scores: Vec::new(),
             keys: Vec::new(),
             order: Vec::new(),
-            hints: G::ORDER_HINTS && own_heuristic,
+            hints: G::ORDER_HINTS && (own_heuristic || hybrid),
+            hybrid,
         }
     }
 
@@ -179,7 +186,8 @@ impl<G: SolverGame> Dfpn<G> {
     /// Fills `buf` with the children of `g` (not terminal) and their current numbers;
     /// returns the node's focus-window ratio (`focus_ratio`, or for heuristics with
     /// [`Heuristic::value_window`] (α0 networks) `min(focus_ratio, 1 + value)`).
-    fn generate(&mut self, g: &mut G, prover: Color, buf: &mut Vec<Child>) -> f64 {
+    /// `use_net`: consult the heuristic (always true outside [`NetMode::Hybrid`]).
+    fn generate(&mut self, g: &mut G, prover: Color, buf: &mut Vec<Child>, use_net: bool) -> f64 {
         buf.clear();
         let mut moves = std::mem::take(&mut self.moves);
         g.legal_moves(&mut moves);
@@ -188,24 +196,31 @@ impl<G: SolverGame> Dfpn<G> {
         let mut cost_init: Option<(u64, u64)> = None;
         let mut have_priors = false;
         let mut ratio = self.opts.focus_ratio;
-        if let Some(h) = self.heuristic.as_mut() {
+        let hybrid = self.hybrid;
+        if let Some(h) = self.heuristic.as_mut().filter(|_| use_net) {
             let e = &mut self.eval[..1];
-            if h.has_cost() {
-                h.evaluate_batch(&[&*g], e);
-            } else {
-                h.priors_batch(&[&*g], e);
-            }
             have_priors = true;
-            if h.value_window() {
-                let v = e[0].value.clamp(-1.0, 1.0) as f64;
-                ratio = ratio.min(1.0 + v).max(0.0);
-            }
-            if let Some(c) = e[0].cost {
-                let k = moves.len().max(1) as f32;
-                let p = (c[prover.index()] * COST_SCALE).max(1.0);
-                let d = (c[prover.opp().index()] * COST_SCALE).max(1.0);
-                let (pn, dn) = if or { (p, d / k) } else { (p / k, d) };
-                cost_init = Some((pn.max(1.0) as u64, dn.max(1.0) as u64));
+            if hybrid {
+                // Priors only: the initial numbers stay on the static rules' scale, so
+                // nodes with and without the network compare fairly.
+                h.priors_batch(&[&*g], e);
+            } else {
+                if h.has_cost() {
+                    h.evaluate_batch(&[&*g], e);
+                } else {
+                    h.priors_batch(&[&*g], e);
+                }
+                if h.value_window() {
+                    let v = e[0].value.clamp(-1.0, 1.0) as f64;
+                    ratio = ratio.min(1.0 + v).max(0.0);
+                }
+                if let Some(c) = e[0].cost {
+                    let k = moves.len().max(1) as f32;
+                    let p = (c[prover.index()] * COST_SCALE).max(1.0);
+                    let d = (c[prover.opp().index()] * COST_SCALE).max(1.0);
+                    let (pn, dn) = if or { (p, d / k) } else { (p / k, d) };
+                    cost_init = Some((pn.max(1.0) as u64, dn.max(1.0) as u64));
+                }
             }
         }
         let mobility = self.opts.mobility && cost_init.is_none();
@@ -410,7 +425,10 @@ impl<G: SolverGame> Dfpn<G> {
         let start_nodes = ctx.budget.nodes;
         let key = self.key(g, prover, self.hist);
         let or = g.to_move() == prover;
-        if or && self.tt.get(key).is_none() {
+        let seen = self.tt.get(key).is_some();
+        // Hybrid: the top plies are few and decide where everything below is spent.
+        let use_net = !self.hybrid || depth < self.opts.net_depth;
+        if or && !seen {
             let before = self.know.nodes;
             let win = g.knowledge_win(&mut self.know);
             if self.know_in_budget {
@@ -425,7 +443,7 @@ impl<G: SolverGame> Dfpn<G> {
             self.bufs.resize_with(depth + 1, || Vec::with_capacity(64));
         }
         let mut buf = std::mem::take(&mut self.bufs[depth]);
-        let ratio = self.generate(g, prover, &mut buf);
+        let ratio = self.generate(g, prover, &mut buf, use_net);
         let (mut pn, mut dn);
         let mut best;
         loop {

@@ -230,6 +230,38 @@ pub struct SolverOptions {
     pub ppn_theta: f64,
     /// Search threads (MCTS shares one tree between them; DFPN is single-threaded).
     pub threads: usize,
+    /// How focused DFPN uses a network in games with their own move order
+    /// ([`SolverGame::ORDER_HINTS`], Killall-Go); other games always use the paper's rule.
+    pub net_mode: NetMode,
+    /// [`NetMode::Hybrid`]: nodes fewer than this many plies below the root consult the
+    /// network (0: none does).
+    pub net_depth: usize,
+}
+
+/// How focused DFPN uses a network (see [`SolverOptions::net_mode`]).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Default)]
+pub enum NetMode {
+    /// The PCN paper's rule: the network at every node, pn/dn initialised from its costs,
+    /// a focus window over its priors.
+    Paper,
+    /// The game's cheap static order and initial numbers everywhere, with the network's
+    /// priors taking over the move order in the top [`SolverOptions::net_depth`] plies. On
+    /// a CPU a network evaluation costs as much as tens of static nodes, so the paper's rule
+    /// spends most of the time on nodes that are proven or refuted at once; the top plies
+    /// are few, and their order decides where everything below is spent.
+    #[default]
+    Hybrid,
+}
+
+impl NetMode {
+    /// Parses `paper` or `hybrid`.
+    pub fn parse(s: &str) -> Option<NetMode> {
+        match s.to_ascii_lowercase().as_str() {
+            "paper" => Some(NetMode::Paper),
+            "hybrid" => Some(NetMode::Hybrid),
+            _ => None,
+        }
+    }
 }
 
 impl Default for SolverOptions {
@@ -252,6 +284,8 @@ impl Default for SolverOptions {
             pn_bias: PnBias::default(),
             ppn_theta: 0.02,
             threads: 1,
+            net_mode: NetMode::default(),
+            net_depth: 4,
         }
     }
 }
