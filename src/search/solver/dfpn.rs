@@ -225,8 +225,12 @@ impl<G: SolverGame> Dfpn<G> {
         }
         let mobility = self.opts.mobility && cost_init.is_none();
         let hints = self.hints;
+        // Hybrid: the network's prior multiplies the static one (their logs add: the static
+        // scores also count 20 points per factor e), so captures and atari saves keep their
+        // weight where the network is unsure.
+        let blend = self.hybrid;
         if hints {
-            if !have_priors {
+            if !have_priors || blend {
                 g.order_scores(&moves, &mut self.scores);
             }
             let n = g.num_actions();
@@ -247,7 +251,9 @@ impl<G: SolverGame> Dfpn<G> {
             if hints {
                 // One ordering key on the static score's scale: the heuristic's prior (20
                 // points per factor e) or the static score, plus the history bonus.
-                let base = if have_priors {
+                let base = if have_priors && blend {
+                    20.0 * prior.max(1e-9).ln() + self.scores.get(i).copied().unwrap_or(0) as f32
+                } else if have_priors {
                     20.0 * prior.max(1e-9).ln()
                 } else {
                     self.scores.get(i).copied().unwrap_or(0) as f32
