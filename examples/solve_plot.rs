@@ -186,7 +186,9 @@ pub fn svg(runs: &[Run], title: &str, limit: f64) -> Result<String, String> {
             .x_label_area_size(52)
             .y_label_area_size(60)
             .build_cartesian_2d(
-                (T_MIN..limit).log_scale().with_key_points(time_ticks(limit)),
+                (T_MIN..limit)
+                    .log_scale()
+                    .with_key_points(time_ticks(limit)),
                 0.0..ymax,
             )
             .map_err(e)?;
@@ -259,9 +261,8 @@ fn main() -> ExitCode {
     }
     print!("{}", summary(&runs));
     if let Some(path) = out {
-        let written = svg(&runs, &title, limit).and_then(|text| {
-            std::fs::write(&path, text).map_err(|e| e.to_string())
-        });
+        let written = svg(&runs, &title, limit)
+            .and_then(|text| std::fs::write(&path, text).map_err(|e| e.to_string()));
         if let Err(e) = written {
             eprintln!("solve_plot: {path}: {e}");
             return ExitCode::from(1);
