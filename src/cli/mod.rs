@@ -381,10 +381,61 @@ pub fn main() -> i32 {
             solve::run(a)
         }
         Some(Cmd::Verify(a)) => verify::run(a),
-        Some(Cmd::Nnbench(a)) => nnbench::run(a, cli.global.threads.unwrap_or(1) as usize),
+        Some(Cmd::Nnbench(mut a)) => {
+            a.net = cli.global.net.clone().into();
+            a.backend = cli.global.backend.to_ascii_lowercase();
+            nnbench::run(a, cli.global.threads.unwrap_or(1) as usize)
+        }
         Some(Cmd::Gtp(a)) => {
             let input = spawn_line_reader(std::io::stdin());
             run_gtp(&cli.global, &a, input, Vec::new())
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    /// clap's own consistency checks (run only in debug builds otherwise): an option defined
+    /// twice, e.g. a subcommand redefining a global one, fails here.
+    #[test]
+    fn command_line_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn network_options_are_global() {
+        let cli = Cli::try_parse_from([
+            "pcn",
+            "gtp",
+            "--net",
+            "m",
+            "--symmetries",
+            "2",
+            "--backend",
+            "cpu",
+        ])
+        .unwrap();
+        assert_eq!(
+            (
+                cli.global.net.as_str(),
+                cli.global.symmetries,
+                cli.global.backend.as_str()
+            ),
+            ("m", 2, "cpu")
+        );
+        let cli = Cli::try_parse_from(["pcn", "--net", "m", "solve", "x.sgf"]).unwrap();
+        assert_eq!(cli.global.net, "m");
+        assert_eq!(cli.global.symmetries, 8);
+        assert_eq!(cli.global.backend, "auto");
+        let cli = Cli::try_parse_from(["pcn", "nnbench", "--net", "m"]).unwrap();
+        assert_eq!(cli.global.net, "m");
+        assert!(Cli::try_parse_from(["pcn", "gtp", "--symmetries", "0"]).is_err());
+        assert_eq!(
+            Cli::try_parse_from(["pcn", "gtp"]).unwrap().global.net,
+            "none"
+        );
     }
 }
