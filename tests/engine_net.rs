@@ -90,7 +90,16 @@ fn gtp_solver_uses_the_network() {
                  pcn-net\n\
                  pcn-solve 0.2\n\
                  quit\n";
-    let (out, err, code) = run(&["gtp", "--net", &model, "--symmetries", "1"], input);
+    let args = [
+        "gtp",
+        "--net",
+        &model,
+        "--symmetries",
+        "1",
+        "--log-level",
+        "info",
+    ];
+    let (out, err, code) = run(&args, input);
     assert_eq!(code, 0, "stderr: {err}");
     assert!(!err.contains("panicked"), "{err}");
     let r = responses(&out);
@@ -114,6 +123,15 @@ fn gtp_solver_uses_the_network() {
         "{}",
         r[6]
     );
+    // The solvers really were built on it (9x9) and without it (7x7): the log says so.
+    assert!(
+        err.contains("solver fdfpn: network heuristic of ../shared/pcn/models/go_W-max"),
+        "{err}"
+    );
+    assert!(
+        err.contains("solver fdfpn: killallgo-7x7 does not fit the network"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -128,8 +146,12 @@ fn gomocup_solver_player_uses_the_network() {
     let Some(model) = shared_model("gomoku_AZ-4T") else {
         return;
     };
-    let input = "START 15\nINFO timeout_turn 1000\nBEGIN\nEND\n";
+    // Deterministic mode (a node budget): END waits for the move. (BEGIN on an empty board
+    // is answered without a search, so the brain replies to a move.)
+    let input = "START 15\nTURN 7,7\nEND\n";
     let args = [
+        "--nodes",
+        "2000",
         "gomocup",
         "--player",
         "solver",
@@ -148,6 +170,9 @@ fn gomocup_solver_player_uses_the_network() {
         "{err}"
     );
     assert!(out.starts_with("OK"), "{out}");
+    // The first move ran the MCTS solver (Gomoku's default) on the network.
+    assert!(err.contains("solver mcts: network heuristic of"), "{err}");
+    assert_eq!(out.lines().count(), 2, "OK and one move: {out}");
 }
 
 fn assert_clean_error(args: &[&str], input: &str, want: &str) {

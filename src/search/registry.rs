@@ -220,7 +220,15 @@ impl<G: SolverGame> NetOrPlain<G> {
             .ok()
             .and_then(|h| solver_with_heuristic::<G>(&self.name, &self.opts, Box::new(h)).ok());
             match made {
-                Some(s) => self.with_net = Some(s),
+                Some(s) => {
+                    log::info!(
+                        "solver {}: network heuristic of {} ({})",
+                        self.name,
+                        self.net.path,
+                        self.net.describe()
+                    );
+                    self.with_net = Some(s)
+                }
                 None => {
                     log::warn!(
                         "network {} unusable here; solving without it",
@@ -231,6 +239,11 @@ impl<G: SolverGame> NetOrPlain<G> {
             }
         }
         if !self.last_net && self.plain.is_none() {
+            log::info!(
+                "solver {}: {} does not fit the network; solving without it",
+                self.name,
+                game.name()
+            );
             self.plain = solver_by_name::<G>(&self.name, &self.opts).ok();
         }
         if self.last_net {
