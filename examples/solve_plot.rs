@@ -7,20 +7,37 @@
 //! ```
 //!
 //! Each input is the JSON-lines stdout of one `pcn solve` run; its line is labelled with the
-//! file's stem minus anything up to the first `_` (`g_gpn.jsonl` → `gpn`). The SVG is written
-//! by hand (a few dozen elements) rather than through a plotting crate, so the engine's
-//! dependency tree stays as it is.
+//! file's stem minus anything up to the first `_` (`g_gpn.jsonl` → `gpn`). A point (t, n) of
+//! a curve says: with a time limit of t seconds per problem, n problems would have been
+//! solved (each problem's solve time is in its line, so one run at the longest limit gives
+//! the whole curve). x is on a log scale from 0.01 s to `--limit`.
+//!
+//! The chart is drawn with the `plotters` crate (SVG backend only, a dev-dependency: the
+//! engine binary does not carry it), which lays out the axes, log-scale ticks, legend and
+//! labels that the first hand-written version had to place by hand.
+//!
+//! tests/solve_plot.rs includes this file as a module and checks [`svg`] and [`summary`] on
+//! synthetic runs.
 
-use std::fmt::Write as _;
 use std::path::Path;
 use std::process::ExitCode;
 
+use plotters::prelude::*;
+
+/// Left end of the log-scale time axis, seconds (solve times below it are drawn at it).
+pub const T_MIN: f64 = 0.01;
+
 /// One run: label, solved times (sorted), nodes/s of every problem, problem count.
-struct Run {
-    label: String,
-    times: Vec<f64>,
-    nps: Vec<f64>,
-    problems: usize,
+#[derive(Clone, Debug, PartialEq)]
+pub struct Run {
+    /// The legend label.
+    pub label: String,
+    /// Seconds of every solved problem (win or loss), ascending.
+    pub times: Vec<f64>,
+    /// Nodes per second of every problem.
+    pub nps: Vec<f64>,
+    /// Problems in the run (every JSON line).
+    pub problems: usize,
 }
 
 fn median(v: &mut [f64]) -> Option<f64> {
@@ -36,18 +53,21 @@ fn median(v: &mut [f64]) -> Option<f64> {
     })
 }
 
-fn read_run(path: &Path) -> Result<Run, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+/// The label of a run file: its stem minus anything up to the first `_`.
+pub fn label_of(path: &Path) -> String {
     let stem = path
         .file_stem()
         .and_then(|s| s.to_str())
         .unwrap_or("run")
         .to_string();
-    let label = stem
-        .split_once('_')
-        .map_or(stem.clone(), |(_, b)| b.to_string());
+    stem.split_once('_')
+        .map_or(stem.clone(), |(_, b)| b.to_string())
+}
+
+/// Parses the JSON lines of one `pcn solve` run (`name` is for error messages).
+pub fn parse_run(label: &str, name: &str, text: &str) -> Result<Run, String> {
     let mut run = Run {
-        label,
+        label: label.to_string(),
         times: Vec::new(),
         nps: Vec::new(),
         problems: 0,
@@ -57,7 +77,7 @@ fn read_run(path: &Path) -> Result<Run, String> {
             continue;
         }
         let v: serde_json::Value =
-            serde_json::from_str(line).map_err(|e| format!("{}:{}: {e}", path.display(), i + 1))?;
+            serde_json::from_str(line).map_err(|e| format!("{name}:{}: {e}", i + 1))?;
         run.problems += 1;
         let result = v.get("result").and_then(|r| r.as_str()).unwrap_or("");
         if let Some(n) = v.get("nodes_per_second").and_then(|x| x.as_f64()) {
@@ -72,137 +92,141 @@ fn read_run(path: &Path) -> Result<Run, String> {
     Ok(run)
 }
 
-const COLORS: [&str; 8] = [
-    "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf",
+fn read_run(path: &Path) -> Result<Run, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    parse_run(&label_of(path), &path.display().to_string(), &text)
+}
+
+/// The Markdown summary: solved count, median seconds of the solved, median nodes/s.
+pub fn summary(runs: &[Run]) -> String {
+    let mut s = String::from(
+        "| solver | solved | median s (solved) | median nodes/s |\n|---|---|---|---|\n",
+    );
+    for r in runs {
+        let mut times = r.times.clone();
+        let mut nps = r.nps.clone();
+        let mt = median(&mut times).map_or("–".into(), |v| format!("{v:.2}"));
+        let mn = median(&mut nps).map_or("–".into(), |v| format!("{v:.0}"));
+        s.push_str(&format!(
+            "| {} | {}/{} | {mt} | {mn} |\n",
+            r.label,
+            r.times.len(),
+            r.problems
+        ));
+    }
+    s
+}
+
+/// The step curve of a run: (time, problems solved within it), from `T_MIN` to `limit`.
+pub fn curve(run: &Run, limit: f64) -> Vec<(f64, f64)> {
+    let clamp = |s: f64| s.clamp(T_MIN, limit);
+    let mut pts = vec![(T_MIN, 0.0)];
+    for (k, &s) in run.times.iter().enumerate() {
+        pts.push((clamp(s), k as f64));
+        pts.push((clamp(s), k as f64 + 1.0));
+    }
+    pts.push((limit, run.times.len() as f64));
+    pts
+}
+
+/// Colours of the runs, in order (the matplotlib "tab10" colours).
+const COLORS: [RGBColor; 8] = [
+    RGBColor(0x1f, 0x77, 0xb4),
+    RGBColor(0xff, 0x7f, 0x0e),
+    RGBColor(0x2c, 0xa0, 0x2c),
+    RGBColor(0xd6, 0x27, 0x28),
+    RGBColor(0x94, 0x67, 0xbd),
+    RGBColor(0x8c, 0x56, 0x4b),
+    RGBColor(0xe3, 0x77, 0xc2),
+    RGBColor(0x17, 0xbe, 0xcf),
 ];
 
-fn esc(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
+/// A tick label: `0.01`, `0.5`, `2`, `60`.
+fn seconds_label(s: &f64) -> String {
+    if *s < 1.0 {
+        format!("{}", (s * 1000.0).round() / 1000.0)
+    } else {
+        format!("{}", s.round())
+    }
 }
 
-/// The SVG: x = time on a log scale from `tmin` to `limit`, y = problems solved.
-fn svg(runs: &[Run], title: &str, limit: f64) -> String {
-    let (w, h) = (720.0, 440.0);
-    let (l, r, t, b) = (60.0, 130.0, 40.0, 50.0);
-    let pw = w - l - r;
-    let ph = h - t - b;
-    let tmin = 0.01f64;
-    let ymax = runs.iter().map(|x| x.problems).max().unwrap_or(1).max(1) as f64;
-    let x_of = |s: f64| l + pw * ((s.max(tmin) / tmin).ln() / (limit / tmin).ln()).clamp(0.0, 1.0);
-    let y_of = |n: f64| t + ph * (1.0 - n / ymax);
-    let mut o = String::new();
-    let _ = writeln!(
-        o,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" font-family="sans-serif" font-size="12">"#
-    );
-    let _ = writeln!(o, r#"<rect width="{w}" height="{h}" fill="white"/>"#);
-    let _ = writeln!(
-        o,
-        r#"<text x="{}" y="22" text-anchor="middle" font-size="14">{}</text>"#,
-        l + pw / 2.0,
-        esc(title)
-    );
-    // Axes and grid.
-    let mut tick = tmin;
-    while tick <= limit * 1.0001 {
+/// x ticks: 1, 2 and 5 times the powers of ten from [`T_MIN`] up to `limit`, and `limit`.
+pub fn time_ticks(limit: f64) -> Vec<f64> {
+    let mut ticks = Vec::new();
+    let mut decade = T_MIN;
+    while decade <= limit {
         for m in [1.0, 2.0, 5.0] {
-            let s = tick * m;
-            if s > limit * 1.0001 {
-                break;
+            let t = decade * m;
+            // Leave out a tick that would crowd the limit's own label.
+            if t <= limit / 1.3 {
+                ticks.push(t);
             }
-            let x = x_of(s);
-            let _ = writeln!(
-                o,
-                r##"<line x1="{x:.1}" y1="{t}" x2="{x:.1}" y2="{}" stroke="#ddd"/><text x="{x:.1}" y="{}" text-anchor="middle">{}</text>"##,
-                t + ph,
-                t + ph + 16.0,
-                if s < 1.0 {
-                    format!("{}", (s * 1000.0).round() / 1000.0)
-                } else {
-                    format!("{s:.0}")
-                }
-            );
         }
-        tick *= 10.0;
+        decade *= 10.0;
     }
-    // The limit itself, where the curves end.
-    let _ = writeln!(
-        o,
-        r##"<line x1="{0:.1}" y1="{t}" x2="{0:.1}" y2="{1}" stroke="#999" stroke-dasharray="4 3"/><text x="{0:.1}" y="{2}" text-anchor="middle">limit {3} s</text>"##,
-        x_of(limit),
-        t + ph,
-        t - 4.0,
-        limit
-    );
-    let ystep = if ymax > 40.0 { 10.0 } else { 5.0 };
-    let mut yv = 0.0;
-    while yv <= ymax {
-        let y = y_of(yv);
-        let _ = writeln!(
-            o,
-            r##"<line x1="{l}" y1="{y:.1}" x2="{}" y2="{y:.1}" stroke="#ddd"/><text x="{}" y="{:.1}" text-anchor="end">{yv}</text>"##,
-            l + pw,
-            l - 6.0,
-            y + 4.0
-        );
-        yv += ystep;
-    }
-    let _ = writeln!(
-        o,
-        r##"<rect x="{l}" y="{t}" width="{pw}" height="{ph}" fill="none" stroke="#333"/>"##
-    );
-    let _ = writeln!(
-        o,
-        r#"<text x="{}" y="{}" text-anchor="middle">time per problem (s, log scale)</text>"#,
-        l + pw / 2.0,
-        h - 12.0
-    );
-    let _ = writeln!(
-        o,
-        r#"<text transform="translate(16,{}) rotate(-90)" text-anchor="middle">problems solved (of {ymax})</text>"#,
-        t + ph / 2.0
-    );
-    // One step line per run.
-    for (i, run) in runs.iter().enumerate() {
-        let c = COLORS[i % COLORS.len()];
-        let mut pts = format!("{:.1},{:.1}", x_of(tmin), y_of(0.0));
-        for (k, &s) in run.times.iter().enumerate() {
-            let x = x_of(s);
-            let _ = write!(
-                pts,
-                " {x:.1},{:.1} {x:.1},{:.1}",
-                y_of(k as f64),
-                y_of(k as f64 + 1.0)
-            );
-        }
-        let _ = write!(
-            pts,
-            " {:.1},{:.1}",
-            x_of(limit),
-            y_of(run.times.len() as f64)
-        );
-        let _ = writeln!(
-            o,
-            r#"<polyline points="{pts}" fill="none" stroke="{c}" stroke-width="2"/>"#
-        );
-        let ly = t + 14.0 + 18.0 * i as f64;
-        let _ = writeln!(
-            o,
-            r#"<line x1="{}" y1="{ly}" x2="{}" y2="{ly}" stroke="{c}" stroke-width="3"/><text x="{}" y="{}">{} ({})</text>"#,
-            l + pw + 10.0,
-            l + pw + 30.0,
-            l + pw + 36.0,
-            ly + 4.0,
-            esc(&run.label),
-            run.times.len()
-        );
-    }
-    o.push_str("</svg>\n");
-    o
+    ticks.push(limit);
+    ticks
 }
 
+/// The SVG: x = time limit per problem on a log scale from [`T_MIN`] to `limit`, y =
+/// problems solved, one line per run with a legend (`label (solved)`).
+pub fn svg(runs: &[Run], title: &str, limit: f64) -> Result<String, String> {
+    if !(limit.is_finite() && limit > T_MIN) {
+        return Err(format!("the limit must be above {T_MIN} s"));
+    }
+    let ymax = runs.iter().map(|r| r.problems).max().unwrap_or(1).max(1) as f64;
+    let mut out = String::new();
+    {
+        let root = SVGBackend::with_string(&mut out, (760, 460)).into_drawing_area();
+        let e = |e: DrawingAreaErrorKind<_>| e.to_string();
+        root.fill(&WHITE).map_err(e)?;
+        let mut chart = ChartBuilder::on(&root)
+            .caption(title, ("sans-serif", 24))
+            .margin(14)
+            .x_label_area_size(52)
+            .y_label_area_size(60)
+            .build_cartesian_2d(
+                (T_MIN..limit)
+                    .log_scale()
+                    .with_key_points(time_ticks(limit)),
+                0.0..ymax,
+            )
+            .map_err(e)?;
+        chart
+            .configure_mesh()
+            .x_desc("time limit per problem (s, log scale)")
+            .y_desc(format!("problems solved (of {ymax})"))
+            .x_label_formatter(&seconds_label)
+            .y_label_formatter(&|v| format!("{v:.0}"))
+            .label_style(("sans-serif", 16))
+            .axis_desc_style(("sans-serif", 17))
+            .light_line_style(WHITE.mix(0.0))
+            .bold_line_style(BLACK.mix(0.12))
+            .draw()
+            .map_err(e)?;
+        for (i, run) in runs.iter().enumerate() {
+            let c = COLORS[i % COLORS.len()];
+            chart
+                .draw_series(LineSeries::new(curve(run, limit), c.stroke_width(2)))
+                .map_err(e)?
+                .label(format!("{} ({})", run.label, run.times.len()))
+                // A filled swatch rather than a line, so the SVG's polylines are the curves.
+                .legend(move |(x, y)| Rectangle::new([(x, y - 3), (x + 18, y + 3)], c.filled()));
+        }
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::UpperLeft)
+            .label_font(("sans-serif", 16))
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK.mix(0.3))
+            .draw()
+            .map_err(e)?;
+        root.present().map_err(e)?;
+    }
+    Ok(out)
+}
+
+#[allow(dead_code)] // tests/solve_plot.rs includes this file as a module
 fn main() -> ExitCode {
     let mut args = std::env::args().skip(1);
     let (mut out, mut title, mut limit) = (None, String::from("solve-time curves"), 60.0f64);
@@ -212,9 +236,9 @@ fn main() -> ExitCode {
             "--out" => out = args.next(),
             "--title" => title = args.next().unwrap_or_default(),
             "--limit" => match args.next().and_then(|s| s.parse::<f64>().ok()) {
-                Some(v) if v > 0.01 => limit = v,
+                Some(v) if v.is_finite() && v > T_MIN => limit = v,
                 _ => {
-                    eprintln!("solve_plot: --limit needs a number of seconds above 0.01");
+                    eprintln!("solve_plot: --limit needs a number of seconds above {T_MIN}");
                     return ExitCode::from(2);
                 }
             },
@@ -235,21 +259,11 @@ fn main() -> ExitCode {
             }
         }
     }
-    println!("| solver | solved | median s (solved) | median nodes/s |");
-    println!("|---|---|---|---|");
-    for r in &mut runs {
-        let mut times = r.times.clone();
-        let mt = median(&mut times).map_or("–".into(), |v| format!("{v:.2}"));
-        let mn = median(&mut r.nps).map_or("–".into(), |v| format!("{v:.0}"));
-        println!(
-            "| {} | {}/{} | {mt} | {mn} |",
-            r.label,
-            r.times.len(),
-            r.problems
-        );
-    }
+    print!("{}", summary(&runs));
     if let Some(path) = out {
-        if let Err(e) = std::fs::write(&path, svg(&runs, &title, limit)) {
+        let written = svg(&runs, &title, limit)
+            .and_then(|text| std::fs::write(&path, text).map_err(|e| e.to_string()));
+        if let Err(e) = written {
             eprintln!("solve_plot: {path}: {e}");
             return ExitCode::from(1);
         }

@@ -12,7 +12,9 @@ use crate::game::killallgo::{KillallGo, Variant};
 use crate::protocol::detect::{detect_line, Protocol};
 use crate::protocol::{gomocup, gtp, spawn_line_reader, Input};
 use crate::search::greedy::Greedy;
-use crate::search::registry::{gomoku_searcher, GOMOKU_SEARCHERS};
+use crate::search::registry::{
+    gomoku_searcher_with_net, is_solver_name, SolverNet, AUTO_SOLVER, GOMOKU_SEARCHERS,
+};
 use crate::search::Searcher;
 
 /// Game-solving engine for Gomoku (Gomocup brain protocol) and Killall-Go (GTP).
@@ -48,6 +50,33 @@ pub struct GlobalOpts {
     /// Log level on stderr (off, error, warn, info, debug, trace); default: RUST_LOG or off.
     #[arg(long, global = true)]
     pub log_level: Option<log::LevelFilter>,
+    /// Network for the solvers: a model directory (or its model.safetensors / model.json),
+    /// or `none`. `pcn solve`: every solver but plain `dfpn`; `pcn gtp`: the configured
+    /// solver (genmove, analysis, `pcn-solve`); Gomocup: the `solver` players. α0 models
+    /// give MCTS priors/values and the FDFPN value window; PCN models give proof-cost values
+    /// (MCTS) and pn/dn initialisation (FDFPN).
+    #[arg(long, global = true, default_value = "none")]
+    pub net: String,
+    /// Board symmetries averaged per network evaluation (1..=8; the paper used 8).
+    #[arg(long, global = true, default_value_t = 8, value_parser = clap::value_parser!(u8).range(1..=8))]
+    pub symmetries: u8,
+    /// Network backend: `auto` (the best compiled in) or `cpu`.
+    #[arg(long, global = true, default_value = "auto")]
+    pub backend: String,
+}
+
+impl GlobalOpts {
+    /// The network of `--net` for an engine (`None` for `none`), loaded with the `--threads`
+    /// backend threads; the error is the message for the command line.
+    pub fn open_net(&self) -> Result<Option<SolverNet>, String> {
+        SolverNet::open(
+            &self.net,
+            &self.backend,
+            self.symmetries as usize,
+            self.threads.unwrap_or(1) as usize,
+        )
+        .map_err(|e| format!("--net {}: {e}", self.net))
+    }
 }
 
 /// Subcommands.
@@ -88,9 +117,11 @@ pub struct GtpArgs {
     /// Default seconds of `pcn-solve` without an argument.
     #[arg(long, default_value_t = 10.0)]
     pub solve_time: f64,
-    /// Solver of genmove, analysis and `pcn-solve`: dfpn, fdfpn, mcts, or none (genmove and
-    /// analysis without a solver; `pcn-solve` then uses dfpn). GTP `pcn-solver NAME` changes it.
-    #[arg(long, default_value = "dfpn")]
+    /// Solver of genmove, analysis and `pcn-solve`: auto (the game's best: mcts for Gomoku,
+    /// fdfpn for Killall-Go), mcts, dfpn, fdfpn, gpn, ews, ppn, ab, or none (genmove and
+    /// analysis without a solver; `pcn-solve` then uses auto's). GTP `pcn-solver NAME`
+    /// changes it.
+    #[arg(long, default_value = AUTO_SOLVER)]
     pub solver: String,
 }
 
@@ -102,21 +133,39 @@ impl Default for GtpArgs {
             rule: "freestyle".into(),
             move_time: 5.0,
             solve_time: 10.0,
-            solver: "dfpn".into(),
+            solver: AUTO_SOLVER.into(),
         }
     }
 }
 
 /// Builds a Gomoku player by name: the search registry's players
-/// ([`crate::search::registry::GOMOKU_SEARCHERS`]) plus the time-handling test players
-/// `test-slow` / `test-stubborn` (see [`crate::engine::testing`]; tests/gomocup_robustness.rs
-/// uses them).
-pub fn make_gomoku_player(name: &str) -> Option<Box<dyn Searcher<Gomoku>>> {
+/// ([`crate::search::registry::GOMOKU_SEARCHERS`]; the `solver` players use `net` where it
+/// fits the board) plus the time-handling test players `test-slow` / `test-stubborn` (see
+/// [`crate::engine::testing`]; tests/gomocup_robustness.rs uses them).
+pub fn make_gomoku_player(
+    name: &str,
+    net: Option<&SolverNet>,
+) -> Option<Box<dyn Searcher<Gomoku>>> {
     match name.to_ascii_lowercase().as_str() {
         "test-slow" => Some(Box::new(Slow(Greedy))),
         "test-stubborn" => Some(Box::new(Stubborn(Greedy))),
-        other => gomoku_searcher(other),
+        other => gomoku_searcher_with_net(other, net),
     }
+}
+
+/// Loads `--net` for an engine playing `sample`'s game and checks that the model fits it;
+/// the error is the message for the command line.
+fn engine_net<G: crate::game::Game>(
+    g: &GlobalOpts,
+    sample: &G,
+) -> Result<Option<SolverNet>, String> {
+    let net = g.open_net()?;
+    if let Some(n) = &net {
+        n.check_fits(sample)
+            .map_err(|e| format!("--net {}: {e}", g.net))?;
+        log::info!("network: {}", n.describe());
+    }
+    Ok(net)
 }
 
 fn init_logging(level: Option<log::LevelFilter>) {
@@ -146,7 +195,18 @@ fn run_gomocup(
     input: crossbeam::channel::Receiver<Input>,
     prefix: Vec<Input>,
 ) -> i32 {
-    let Some(player) = make_gomoku_player(&g.player) else {
+    // The model must fit the standard 15x15 board (other START sizes solve without it).
+    let net = match Gomoku::new(15, 15, Rule::Freestyle)
+        .map_err(|e| e.to_string())
+        .and_then(|sample| engine_net(g, &sample))
+    {
+        Ok(n) => n,
+        Err(e) => {
+            eprintln!("pcn: {e}");
+            return 2;
+        }
+    };
+    let Some(player) = make_gomoku_player(&g.player, net.as_ref()) else {
         eprintln!(
             "pcn: unknown player '{}' (known: {}, test-slow, test-stubborn)",
             g.player,
@@ -154,6 +214,12 @@ fn run_gomocup(
         );
         return 2;
     };
+    if net.is_some() && !g.player.to_ascii_lowercase().starts_with("solver") {
+        log::warn!(
+            "--net is used by the solver players only, not by '{}'",
+            g.player
+        );
+    }
     let stdout = std::io::stdout();
     gomocup::run(input, prefix, stdout.lock(), player, gomocup_options(g))
 }
@@ -183,18 +249,20 @@ fn run_gtp(
             solve_time,
             memory_bytes: g.memory.map(|mb| (mb as usize).saturating_mul(1 << 20)),
             solver: a.solver.to_ascii_lowercase(),
+            net: None,
         },
         (Err(e), _) | (_, Err(e)) => {
             eprintln!("pcn: {e}");
             return 2;
         }
     };
-    if opts.solver != gtp::NO_SOLVER
-        && !crate::search::solver::SOLVER_NAMES.contains(&opts.solver.as_str())
-    {
+    let mut opts = opts;
+    if opts.solver != gtp::NO_SOLVER && !is_solver_name(&opts.solver) {
         eprintln!(
-            "pcn: unknown solver '{}' (dfpn, fdfpn, mcts, none)",
-            a.solver
+            "pcn: unknown solver '{}' (expected {AUTO_SOLVER}, {}, {})",
+            a.solver,
+            crate::search::solver::SOLVER_NAMES.join(", "),
+            gtp::NO_SOLVER
         );
         return 2;
     }
@@ -206,7 +274,15 @@ fn run_gtp(
                 eprintln!("pcn: Killall-Go sizes are 9 (PCN) and 7");
                 return 2;
             };
-            gtp::run(input, prefix, out, KillallGo::new(v), None, opts)
+            let game = KillallGo::new(v);
+            match engine_net(g, &game) {
+                Ok(n) => opts.net = n,
+                Err(e) => {
+                    eprintln!("pcn: {e}");
+                    return 2;
+                }
+            }
+            gtp::run(input, prefix, out, game, None, opts)
         }
         "gomoku" => {
             let Some(rule) = Rule::from_name(&a.rule) else {
@@ -214,17 +290,25 @@ fn run_gtp(
                 return 2;
             };
             let size = a.size.unwrap_or(15);
-            let Some(player) = make_gomoku_player(&g.player) else {
+            let game = match Gomoku::new(size, size, rule) {
+                Ok(game) => game,
+                Err(e) => {
+                    eprintln!("pcn: {e}");
+                    return 2;
+                }
+            };
+            match engine_net(g, &game) {
+                Ok(n) => opts.net = n,
+                Err(e) => {
+                    eprintln!("pcn: {e}");
+                    return 2;
+                }
+            }
+            let Some(player) = make_gomoku_player(&g.player, opts.net.as_ref()) else {
                 eprintln!("pcn: unknown player '{}'", g.player);
                 return 2;
             };
-            match Gomoku::new(size, size, rule) {
-                Ok(game) => gtp::run(input, prefix, out, game, Some(player), opts),
-                Err(e) => {
-                    eprintln!("pcn: {e}");
-                    2
-                }
-            }
+            gtp::run(input, prefix, out, game, Some(player), opts)
         }
         other => {
             eprintln!("pcn: unknown game '{other}' (killallgo, gomoku)");
@@ -291,13 +375,67 @@ pub fn main() -> i32 {
             a.threads = cli.global.threads.unwrap_or(1);
             a.memory = cli.global.memory.unwrap_or(solve::DEFAULT_MEMORY_MB);
             a.seed = cli.global.seed;
+            a.net = cli.global.net.clone();
+            a.symmetries = cli.global.symmetries;
+            a.backend = cli.global.backend.clone();
             solve::run(a)
         }
         Some(Cmd::Verify(a)) => verify::run(a),
-        Some(Cmd::Nnbench(a)) => nnbench::run(a, cli.global.threads.unwrap_or(1) as usize),
+        Some(Cmd::Nnbench(mut a)) => {
+            a.net = cli.global.net.clone().into();
+            a.backend = cli.global.backend.to_ascii_lowercase();
+            nnbench::run(a, cli.global.threads.unwrap_or(1) as usize)
+        }
         Some(Cmd::Gtp(a)) => {
             let input = spawn_line_reader(std::io::stdin());
             run_gtp(&cli.global, &a, input, Vec::new())
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    /// clap's own consistency checks (run only in debug builds otherwise): an option defined
+    /// twice, e.g. a subcommand redefining a global one, fails here.
+    #[test]
+    fn command_line_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn network_options_are_global() {
+        let cli = Cli::try_parse_from([
+            "pcn",
+            "gtp",
+            "--net",
+            "m",
+            "--symmetries",
+            "2",
+            "--backend",
+            "cpu",
+        ])
+        .unwrap();
+        assert_eq!(
+            (
+                cli.global.net.as_str(),
+                cli.global.symmetries,
+                cli.global.backend.as_str()
+            ),
+            ("m", 2, "cpu")
+        );
+        let cli = Cli::try_parse_from(["pcn", "--net", "m", "solve", "x.sgf"]).unwrap();
+        assert_eq!(cli.global.net, "m");
+        assert_eq!(cli.global.symmetries, 8);
+        assert_eq!(cli.global.backend, "auto");
+        let cli = Cli::try_parse_from(["pcn", "nnbench", "--net", "m"]).unwrap();
+        assert_eq!(cli.global.net, "m");
+        assert!(Cli::try_parse_from(["pcn", "gtp", "--symmetries", "0"]).is_err());
+        assert_eq!(
+            Cli::try_parse_from(["pcn", "gtp"]).unwrap().global.net,
+            "none"
+        );
     }
 }

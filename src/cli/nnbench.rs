@@ -1,9 +1,9 @@
-//! `pcn nnbench --net PATH [--backend cpu] [--batch 1,8,64]`: network evaluation speed.
+//! `pcn nnbench --net PATH [--backend auto|cpu] [--batch 1,8,64]`: network evaluation speed.
 //!
 //! For each batch size: a warm-up, then `--reps` timed repetitions of about `--seconds`
 //! each; prints the median positions/s. The inputs are random 0/1 planes (a fixed seed):
-//! the speed does not depend on them. `--threads` (a global option) sets the backend's
-//! threads. The output format matches scripts/bench_nn_ort.py so `make bench-nn` can put
+//! the speed does not depend on them. `--net`, `--backend` and `--threads` are the global
+//! options (defined once for every subcommand); `--threads` sets the backend's threads. The output format matches scripts/bench_nn_ort.py so `make bench-nn` can put
 //! the two side by side.
 
 use std::path::PathBuf;
@@ -16,14 +16,15 @@ use crate::nn::model::Model;
 use crate::nn::{Evaluator, NetOutput};
 use crate::util::Rng;
 
-/// Options of `pcn nnbench`.
+/// Options of `pcn nnbench`. `--net` (required here) and `--backend` are the global options;
+/// the CLI copies them in.
 #[derive(Args, Debug, Clone)]
 pub struct NnBenchArgs {
-    /// Model directory (model.safetensors + model.json) or either file.
-    #[arg(long)]
+    /// Model directory (model.safetensors + model.json) or either file (the global `--net`).
+    #[arg(skip)]
     pub net: PathBuf,
-    /// Backend: `cpu`.
-    #[arg(long, default_value = "cpu")]
+    /// Backend: `auto` or `cpu` (the global `--backend`).
+    #[arg(skip)]
     pub backend: String,
     /// Batch sizes, comma-separated.
     #[arg(long, value_delimiter = ',', default_value = "1,8,64")]
@@ -56,9 +57,14 @@ fn parse_algo(s: &str, n: usize) -> Option<ConvAlgo> {
 
 /// Runs `pcn nnbench`; returns the exit code (2 usage error, 3 model or backend error).
 pub fn run(args: NnBenchArgs, threads: usize) -> i32 {
-    if args.backend != "cpu" {
+    if args.net.as_os_str().is_empty() || args.net.as_os_str().eq_ignore_ascii_case("none") {
+        eprintln!("nnbench: --net PATH is required");
+        return 2;
+    }
+    // `auto` is the global option's default; the CPU backend is the only one compiled in.
+    if args.backend != "cpu" && args.backend != "auto" {
         eprintln!(
-            "nnbench: unknown backend {:?} (available: cpu)",
+            "nnbench: unknown backend {:?} (available: auto, cpu)",
             args.backend
         );
         return 2;

@@ -22,6 +22,7 @@ use crate::game::Color;
 use crate::nn::eval::BatchingEvaluator;
 use crate::nn::Evaluator;
 use crate::proof::{self, GameKind, MoveTree, ProofHeader};
+use crate::search::registry::{is_solver_name, resolve_solver_name, SolverNet, AUTO_SOLVER};
 use crate::search::solver::net::{NetHeuristic, DEFAULT_CACHE_ENTRIES};
 use crate::search::solver::{
     solver_by_name, solver_with_heuristic, Knowledge, NetMode, SolveEvent, SolveResult, Solver,
@@ -67,8 +68,9 @@ pub enum GameArg {
 /// Table memory of `pcn solve` when `--memory` is not given, in MB.
 pub const DEFAULT_MEMORY_MB: u64 = 256;
 
-/// Options of `pcn solve`. `--nodes`, `--threads`, `--memory` and `--seed` are the global
-/// options (clap cannot define them twice); the CLI copies them in.
+/// Options of `pcn solve`. `--nodes`, `--threads`, `--memory`, `--seed`, `--net`,
+/// `--symmetries` and `--backend` are the global options (clap cannot define them twice);
+/// the CLI copies them in.
 #[derive(Args, Debug, Clone)]
 pub struct SolveArgs {
     /// SGF files, directories of `*.sgf` files (sorted numerically), or `-` for stdin.
@@ -81,19 +83,18 @@ pub struct SolveArgs {
     /// renju, caro, caro-exact.
     #[arg(long, default_value = "4t")]
     pub rule: String,
-    /// Solver: mcts, fdfpn or dfpn.
-    #[arg(long, default_value = "fdfpn")]
+    /// Solver: auto (the game's best: mcts for Gomoku, fdfpn for Killall-Go; see
+    /// [`crate::search::registry::default_solver_name`]), mcts, fdfpn, dfpn, gpn, ews, ppn, ab.
+    #[arg(long, default_value = AUTO_SOLVER)]
     pub solver: String,
-    /// Network: a model directory (or its model.safetensors / model.json), or `none`.
-    /// α0 models give MCTS priors/values and the FDFPN value window; PCN models give
-    /// proof-cost values (MCTS) and pn/dn initialisation (FDFPN). Plain `dfpn` ignores it.
-    #[arg(long, default_value = "none")]
+    /// Network (the global `--net`): a model path or `none`. Plain `dfpn` ignores it.
+    #[arg(skip)]
     pub net: String,
-    /// Board symmetries averaged per network evaluation (1..=8; the paper used 8).
-    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u8).range(1..=8))]
+    /// Board symmetries per network evaluation (the global `--symmetries`, 1..=8).
+    #[arg(skip)]
     pub symmetries: u8,
-    /// Network backend: `auto` (the best compiled in) or `cpu`.
-    #[arg(long, default_value = "auto")]
+    /// Network backend (the global `--backend`).
+    #[arg(skip)]
     pub backend: String,
     /// Whose win to prove.
     #[arg(long, value_enum, default_value = "tomove")]
@@ -276,28 +277,20 @@ struct Run {
     limits: Limits,
     gomoku: Option<Box<dyn Solver<Gomoku>>>,
     killallgo: Option<Box<dyn Solver<KillallGo>>>,
+    /// The network as loaded (`--net`), for the single-threaded solvers.
     net: Option<Arc<dyn Evaluator>>,
+    /// The same behind a batching queue, made for multi-threaded MCTS on first use.
+    batched: Option<Arc<dyn Evaluator>>,
     written: std::collections::HashSet<PathBuf>,
     bar: Option<ProgressBar>,
 }
 
-/// The network of `--net` (None for `none`): the backend, behind a batching queue when
-/// several MCTS threads share it.
+/// The network of `--net` (None for `none`).
 fn open_net(args: &SolveArgs) -> Result<Option<Arc<dyn Evaluator>>, String> {
-    if args.net.eq_ignore_ascii_case("none") {
-        return Ok(None);
-    }
     let threads = args.threads.max(1) as usize;
-    let eval = crate::nn::open(&args.net, &args.backend, threads).map_err(|e| e.to_string())?;
-    if threads > 1 && args.solver.eq_ignore_ascii_case("mcts") {
-        let max_batch = threads * args.symmetries as usize;
-        return Ok(Some(Arc::new(BatchingEvaluator::new(
-            eval,
-            max_batch,
-            Duration::from_millis(1),
-        ))));
-    }
-    Ok(Some(eval))
+    SolverNet::open(&args.net, &args.backend, args.symmetries as usize, threads)
+        .map(|n| n.map(|n| n.eval))
+        .map_err(|e| e.to_string())
 }
 
 fn parse_rule(s: &str) -> Option<Rule> {
@@ -323,9 +316,9 @@ pub fn run(args: SolveArgs) -> i32 {
         );
         return EXIT_USAGE;
     };
-    if !SOLVER_NAMES.contains(&args.solver.to_ascii_lowercase().as_str()) {
+    if !is_solver_name(&args.solver) {
         eprintln!(
-            "pcn solve: unknown solver '{}' (expected {})",
+            "pcn solve: unknown solver '{}' (expected {AUTO_SOLVER}, {})",
             args.solver,
             SOLVER_NAMES.join(", ")
         );
@@ -342,7 +335,10 @@ pub fn run(args: SolveArgs) -> i32 {
         eprintln!("pcn solve: --proof-time must be 0..=1e7 seconds");
         return EXIT_USAGE;
     }
-    if args.threads > 1 && !args.solver.eq_ignore_ascii_case("mcts") {
+    if args.threads > 1
+        && !args.solver.eq_ignore_ascii_case("mcts")
+        && !args.solver.eq_ignore_ascii_case(AUTO_SOLVER)
+    {
         eprintln!(
             "pcn solve: {} is single-threaded; --threads {} only sets the network backend's threads",
             args.solver, args.threads
@@ -389,6 +385,7 @@ pub fn run(args: SolveArgs) -> i32 {
         gomoku: None,
         killallgo: None,
         net,
+        batched: None,
         written: Default::default(),
         bar,
     };
@@ -450,7 +447,11 @@ fn summary_table(records: &[Record], run: &Run) -> String {
     let mut s = format!(
         "pcn solve: {} problem(s), solver {}, rule {} (Gomoku), vcf {}, vct {}, time {} s{}\n",
         records.len(),
-        a.solver,
+        if a.solver.eq_ignore_ascii_case(AUTO_SOLVER) {
+            "auto (mcts for Gomoku, fdfpn for Killall-Go)".to_string()
+        } else {
+            a.solver.clone()
+        },
         run.rule.name(),
         if a.vcf == OnOff::On { "on" } else { "off" },
         if a.vct == OnOff::On { "on" } else { "off" },
@@ -498,6 +499,25 @@ fn summary_table(records: &[Record], run: &Run) -> String {
 }
 
 impl Run {
+    /// The evaluator for solver `name`: behind a batching queue when several MCTS threads
+    /// share it (made once, on first use), else as loaded.
+    fn net_for(&mut self, name: &str) -> Option<Arc<dyn Evaluator>> {
+        let net = self.net.clone()?;
+        let threads = self.args.threads.max(1) as usize;
+        if threads > 1 && name == "mcts" {
+            let max_batch = threads * self.args.symmetries as usize;
+            let b = self.batched.get_or_insert_with(|| {
+                Arc::new(BatchingEvaluator::new(
+                    net,
+                    max_batch,
+                    Duration::from_millis(1),
+                ))
+            });
+            return Some(b.clone());
+        }
+        Some(net)
+    }
+
     fn error(&self, input: &Input, msg: String) -> Record {
         Record {
             file: input.name.clone(),
@@ -571,21 +591,19 @@ impl Run {
         slot: &mut Option<Box<dyn Solver<G>>>,
     ) -> Record {
         if slot.is_none() {
-            let made = match &self.net {
-                None => {
-                    solver_by_name::<G>(&self.args.solver, &self.opts).map_err(|e| e.to_string())
-                }
-                Some(net) => NetHeuristic::new(
-                    net.clone(),
-                    self.args.symmetries as usize,
-                    g,
-                    DEFAULT_CACHE_ENTRIES,
-                )
-                .map_err(|e| e.to_string())
-                .and_then(|h| {
-                    solver_with_heuristic::<G>(&self.args.solver, &self.opts, Box::new(h))
+            let name = resolve_solver_name::<G>(&self.args.solver);
+            let made = match self.net_for(&name) {
+                None => solver_by_name::<G>(&name, &self.opts).map_err(|e| e.to_string()),
+                // Unlike the engines, a model that does not fit is an error here: a
+                // measurement must not silently run without its network.
+                Some(net) => {
+                    NetHeuristic::new(net, self.args.symmetries as usize, g, DEFAULT_CACHE_ENTRIES)
                         .map_err(|e| e.to_string())
-                }),
+                        .and_then(|h| {
+                            solver_with_heuristic::<G>(&name, &self.opts, Box::new(h))
+                                .map_err(|e| e.to_string())
+                        })
+                }
             };
             match made {
                 Ok(s) => *slot = Some(s),

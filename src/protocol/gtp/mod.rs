@@ -12,12 +12,15 @@
 //!   interval until *any* new input line arrives; then the search is stopped, the blank line
 //!   ends the response, and the line that interrupted is handled like any other.
 //!
-//! The configured solver (`--solver`, GTP `pcn-solver NAME`; `none` switches it off) runs
+//! The configured solver (`--solver`, default `auto`: the game's best; GTP `pcn-solver
+//! NAME`; `none` switches it off) runs
 //! first in every genmove ([`GtpGame::SOLVER_SHARE`] of the move, under the same hard
 //! deadline) and at the start of every analysis: a proven win plays (shows) the proof's move
 //! with win rate 1, a proven loss in a game without draws the hardest refutation with win
 //! rate 0; otherwise the player (UCT, or the Gomoku player) decides with the rest of the
-//! budget. See [`crate::search::solver_player`].
+//! budget. See [`crate::search::solver_player`]. With `--net`, the solvers (genmove,
+//! analysis, `pcn-solve`) use the network heuristic where the model fits the board
+//! (`pcn-net` shows it); the UCT player does not use it.
 //!
 //! Bad input gets `? reason` and changes nothing; only `quit` and the end of input end the
 //! loop.
@@ -42,7 +45,8 @@ use super::Input;
 use crate::engine::clock::MovePlan;
 use crate::engine::{Engine, EngineEvent, Task};
 use crate::game::{Color, Move, MoveError};
-use crate::search::solver::{solver_by_name, SolveResult, Solver, SolverOptions, SOLVER_NAMES};
+use crate::search::registry::{self, is_solver_name, resolve_solver_name, SolverNet, AUTO_SOLVER};
+use crate::search::solver::{SolveResult, Solver, SolverOptions, SOLVER_NAMES};
 use crate::search::solver_player::{
     decided_move, decided_result, proven_candidate, solve_then_search, solver_limits, SolverPlay,
 };
@@ -87,9 +91,13 @@ pub struct Options {
     /// Tree memory cap in bytes (also the solver's table budget).
     pub memory_bytes: Option<usize>,
     /// The solver of genmove, analysis and `pcn-solve` (a name of
-    /// [`crate::search::solver::SOLVER_NAMES`], or [`NO_SOLVER`]: genmove and analysis
-    /// without a solver, `pcn-solve` with dfpn).
+    /// [`crate::search::solver::SOLVER_NAMES`], [`AUTO_SOLVER`] for the game's best (see
+    /// [`crate::search::registry::default_solver_name`]), or [`NO_SOLVER`]: genmove and
+    /// analysis without a solver, `pcn-solve` with the game's best).
     pub solver: String,
+    /// The network of the solvers (`--net`), used where the model fits the board; `None`:
+    /// the games' default heuristics.
+    pub net: Option<SolverNet>,
 }
 
 impl Default for Options {
@@ -100,7 +108,8 @@ impl Default for Options {
             move_time: Duration::from_secs(5),
             solve_time: Duration::from_secs(10),
             memory_bytes: None,
-            solver: "dfpn".into(),
+            solver: AUTO_SOLVER.into(),
+            net: None,
         }
     }
 }
@@ -153,12 +162,13 @@ fn solver_options(opts: &Options) -> SolverOptions {
     }
 }
 
-/// The genmove/analysis solver by name (`None` for [`NO_SOLVER`] or an unknown name).
+/// The genmove/analysis solver by name, with the network where it fits (`None` for
+/// [`NO_SOLVER`] or an unknown name).
 fn make_solver<G: GtpGame>(name: &str, opts: &Options) -> Option<Box<dyn Solver<G>>> {
     if name == NO_SOLVER {
         return None;
     }
-    solver_by_name::<G>(name, &solver_options(opts)).ok()
+    registry::make_solver::<G>(name, &solver_options(opts), opts.net.as_ref()).ok()
 }
 
 struct Gtp<G: GtpGame, W: Write> {
@@ -315,10 +325,12 @@ impl<G: GtpGame, W: Write> Gtp<G, W> {
                 "string/PCN Solve (10 s)/pcn-solve 10",
                 "string/PCN Solve (60 s)/pcn-solve 60",
                 "string/PCN Solve.../pcn-solve %s",
+                "string/PCN Network/pcn-net",
             ]
             .join("\n")),
             C::PcnSolve(secs) => self.solve(secs, at),
             C::PcnSolver(name) => self.set_solver(name),
+            C::PcnNet => Ok(self.net_text()),
             // Handled by the main loop (they need the input channel or end it).
             C::Quit | C::Analyze(..) => Err("internal error".into()),
         }
@@ -342,14 +354,28 @@ impl<G: GtpGame, W: Write> Gtp<G, W> {
         }
     }
 
-    /// `pcn-solver [NAME]`: answers the current solver, or switches to `NAME`.
+    /// `pcn-net`: the network the solvers use (`none`, or the model, and whether it fits
+    /// the current board).
+    fn net_text(&self) -> String {
+        match &self.opts.net {
+            None => "none".into(),
+            Some(n) if n.fits(&self.game) => n.describe(),
+            Some(n) => format!("{} (not used: the board does not fit)", n.describe()),
+        }
+    }
+
+    /// `pcn-solver [NAME]`: answers the current solver (`auto` resolved to the game's
+    /// solver), or switches to `NAME`.
     fn set_solver(&mut self, name: Option<String>) -> Reply {
         let Some(name) = name else {
-            return Ok(self.opts.solver.clone());
+            return Ok(match self.opts.solver.as_str() {
+                NO_SOLVER => NO_SOLVER.to_string(),
+                n => resolve_solver_name::<G>(n),
+            });
         };
-        if name != NO_SOLVER && !SOLVER_NAMES.contains(&name.as_str()) {
+        if name != NO_SOLVER && !is_solver_name(&name) {
             return Err(format!(
-                "unknown solver (expected {} or {NO_SOLVER})",
+                "unknown solver (expected {AUTO_SOLVER}, {} or {NO_SOLVER})",
                 SOLVER_NAMES.join(", ")
             ));
         }
@@ -472,12 +498,13 @@ impl<G: GtpGame, W: Write> Gtp<G, W> {
         let pos = self.game.clone();
         // A fresh solver per call: the answer does not depend on earlier searches.
         let name = match self.opts.solver.as_str() {
-            NO_SOLVER => "dfpn".to_string(),
+            NO_SOLVER => AUTO_SOLVER.to_string(),
             n => n.to_string(),
         };
         let opts = solver_options(&self.opts);
+        let net = self.opts.net.clone();
         let task: Task<G> = Box::new(move |_player, game, limits, stop, _on_event| {
-            let Ok(mut solver) = solver_by_name::<G>(&name, &opts) else {
+            let Ok(mut solver) = registry::make_solver::<G>(&name, &opts, net.as_ref()) else {
                 return SearchResult::default();
             };
             let prover = game.to_move();

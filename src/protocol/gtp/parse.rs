@@ -120,6 +120,8 @@ pub enum Command {
     /// `pcn-solver [NAME]`: show or set the solver (a solver name or `none`; checked by the
     /// front end, lower-cased here).
     PcnSolver(Option<String>),
+    /// `pcn-net`: the network the solvers use (`none`, or the model's description).
+    PcnNet,
 }
 
 /// Every command the front end answers, in `list_commands` order.
@@ -151,6 +153,7 @@ pub const COMMANDS: &[&str] = &[
     "kata-analyze",
     "pcn-solve",
     "pcn-solver",
+    "pcn-net",
 ];
 
 /// Why a line could not be parsed (the text after `?`).
@@ -366,6 +369,7 @@ fn command(name: &str, args: &[&str]) -> Result<Command, ParseError> {
             None => None,
         }),
         "pcn-solver" => C::PcnSolver(a(0).map(|s| s.to_ascii_lowercase())),
+        "pcn-net" => C::PcnNet,
         _ => return Err(ParseError::Unknown),
     })
 }

@@ -1,0 +1,254 @@
+//! Engines with a network (issue 5): `pcn gtp --net DIR` and the Gomocup `solver` player
+//! with `--net` load the model, use it in their solvers and show it (`pcn-net`, the log);
+//! a model that cannot be loaded or does not fit is a clean error exit (code 2, a message
+//! naming `--net`, no panic). The shared models are under `../shared/pcn/models`; the tests
+//! that need them are skipped with a notice when that directory is absent.
+
+use std::io::{Read, Write};
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Runs `pcn ARGS` with `input` on stdin; returns (stdout, stderr, exit code).
+fn run(args: &[&str], input: &str) -> (String, String, i32) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_pcn"))
+        .args(args)
+        .current_dir(root())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn pcn");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let data = input.as_bytes().to_vec();
+    // The engine may exit before reading its input (a loading error): ignore EPIPE.
+    let writer = std::thread::spawn(move || {
+        let _ = stdin.write_all(&data);
+    });
+    let mut so = child.stdout.take().expect("stdout");
+    let mut se = child.stderr.take().expect("stderr");
+    let err = std::thread::spawn(move || {
+        let mut e = String::new();
+        let _ = se.read_to_string(&mut e);
+        e
+    });
+    let mut out = String::new();
+    so.read_to_string(&mut out).expect("read stdout");
+    let _ = writer.join();
+    let t0 = Instant::now();
+    let code = loop {
+        if let Some(s) = child.try_wait().expect("wait") {
+            break s.code().unwrap_or(-1);
+        }
+        if t0.elapsed() > Duration::from_secs(120) {
+            let _ = child.kill();
+            panic!("pcn {args:?} did not exit");
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    (out, err.join().unwrap_or_default(), code)
+}
+
+/// The shared model `name`, or `None` (with a notice) when ../shared is absent.
+fn shared_model(name: &str) -> Option<String> {
+    let p = root().join("../shared/pcn/models").join(name);
+    if p.exists() {
+        Some(format!("../shared/pcn/models/{name}"))
+    } else {
+        eprintln!("NOTICE: {} absent: test skipped", p.display());
+        None
+    }
+}
+
+/// GTP responses (`= ...` / `? ...`, one string per response, lines joined by `\n`).
+fn responses(out: &str) -> Vec<String> {
+    out.split("\n\n")
+        .map(|r| r.trim_matches('\n').to_string())
+        .filter(|r| !r.is_empty())
+        .collect()
+}
+
+#[test]
+fn gtp_solver_uses_the_network() {
+    let Some(model) = shared_model("go_W-max") else {
+        return;
+    };
+    let problem = root().join("../shared/problems/killallgo/29.sgf");
+    if !problem.exists() {
+        eprintln!("NOTICE: {} absent: test skipped", problem.display());
+        return;
+    }
+    let input = "pcn-net\n\
+                 pcn-solver\n\
+                 loadsgf ../shared/problems/killallgo/29.sgf\n\
+                 pcn-solve 60\n\
+                 boardsize 7\n\
+                 pcn-net\n\
+                 pcn-solve 0.2\n\
+                 quit\n";
+    let args = [
+        "gtp",
+        "--net",
+        &model,
+        "--symmetries",
+        "1",
+        "--log-level",
+        "info",
+    ];
+    let (out, err, code) = run(&args, input);
+    assert_eq!(code, 0, "stderr: {err}");
+    assert!(!err.contains("panicked"), "{err}");
+    let r = responses(&out);
+    assert_eq!(r.len(), 8, "{out}");
+    // The model is loaded, with the options given.
+    assert!(
+        r[0].starts_with("= go_W-max pcn(") && r[0].contains("9x9 symmetries 1 backend"),
+        "{}",
+        r[0]
+    );
+    // auto: focused DFPN for Killall-Go.
+    assert_eq!(r[1], "= fdfpn");
+    assert_eq!(r[2], "=");
+    // The networked solver proves the problem (a White win, White to move).
+    assert!(r[3].starts_with("= win "), "{}", r[3]);
+    // On 7x7 the 9x9 model does not fit: shown as unused, and the engine keeps solving.
+    assert_eq!(r[4], "=");
+    assert!(r[5].contains("not used"), "{}", r[5]);
+    assert!(
+        r[6].starts_with("= unknown") || r[6].starts_with("= win") || r[6] == "= loss",
+        "{}",
+        r[6]
+    );
+    // The solvers really were built on it (9x9) and without it (7x7): the log says so.
+    assert!(
+        err.contains("solver fdfpn: network heuristic of ../shared/pcn/models/go_W-max"),
+        "{err}"
+    );
+    assert!(
+        err.contains("solver fdfpn: killallgo-7x7 does not fit the network"),
+        "{err}"
+    );
+}
+
+#[test]
+fn gtp_without_a_network_says_none() {
+    let (out, err, code) = run(&["gtp"], "pcn-net\nquit\n");
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(responses(&out)[0], "= none");
+}
+
+#[test]
+fn gomocup_solver_player_uses_the_network() {
+    let Some(model) = shared_model("gomoku_AZ-4T") else {
+        return;
+    };
+    // Deterministic mode (a node budget): END waits for the move. (BEGIN on an empty board
+    // is answered without a search, so the brain replies to a move.)
+    let input = "START 15\nTURN 7,7\nEND\n";
+    let args = [
+        "--nodes",
+        "2000",
+        "gomocup",
+        "--player",
+        "solver",
+        "--net",
+        &model,
+        "--symmetries",
+        "1",
+        "--log-level",
+        "info",
+    ];
+    let (out, err, code) = run(&args, input);
+    assert_eq!(code, 0, "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(
+        err.contains("network: gomoku_AZ-4T alphazero 15x15"),
+        "{err}"
+    );
+    assert!(out.starts_with("OK"), "{out}");
+    // The first move ran the MCTS solver (Gomoku's default) on the network.
+    assert!(err.contains("solver mcts: network heuristic of"), "{err}");
+    assert_eq!(out.lines().count(), 2, "OK and one move: {out}");
+}
+
+fn assert_clean_error(args: &[&str], input: &str, want: &str) {
+    let (out, err, code) = run(args, input);
+    assert_eq!(code, 2, "{args:?}: stdout {out:?} stderr {err:?}");
+    assert!(!err.contains("panicked"), "{args:?}: {err}");
+    assert!(
+        err.contains("--net") && err.contains(want),
+        "{args:?}: {err}"
+    );
+    assert!(!out.contains('='), "{args:?} answered: {out}");
+}
+
+#[test]
+fn bad_model_paths_are_clean_error_exits() {
+    let missing = "/nonexistent/pcn-model";
+    for args in [
+        vec!["gtp", "--net", missing],
+        vec!["gtp", "--game", "gomoku", "--net", missing],
+        vec!["gomocup", "--player", "solver", "--net", missing],
+        vec!["--net", missing],
+    ] {
+        assert_clean_error(&args, "protocol_version\nSTART 15\n", "cannot read");
+    }
+    // Files that are there but are no model.
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(dir.path().join("model.json"), "{ not json").expect("write");
+    std::fs::write(dir.path().join("model.safetensors"), [0u8; 16]).expect("write");
+    let garbage = dir.path().to_string_lossy().into_owned();
+    assert_clean_error(&["gtp", "--net", &garbage], "quit\n", "bad model");
+    assert_clean_error(
+        &["gomocup", "--player", "solver", "--net", &garbage],
+        "START 15\n",
+        "bad model",
+    );
+    // An unknown backend.
+    if let Some(model) = shared_model("go_W-max") {
+        assert_clean_error(
+            &["gtp", "--net", &model, "--backend", "tpu"],
+            "quit\n",
+            "unknown backend",
+        );
+    }
+}
+
+#[test]
+fn a_model_for_another_game_is_refused() {
+    let Some(go) = shared_model("go_W-max") else {
+        return;
+    };
+    let Some(gomoku) = shared_model("gomoku_AZ-4T") else {
+        return;
+    };
+    assert_clean_error(
+        &["gtp", "--game", "gomoku", "--net", &go],
+        "quit\n",
+        "mismatch",
+    );
+    assert_clean_error(&["gtp", "--size", "7", "--net", &go], "quit\n", "mismatch");
+    assert_clean_error(&["gtp", "--net", &gomoku], "quit\n", "mismatch");
+    assert_clean_error(
+        &["gomocup", "--player", "solver", "--net", &go],
+        "START 15\n",
+        "mismatch",
+    );
+}
+
+#[test]
+fn network_options_are_global_and_checked() {
+    // --symmetries is range-checked by the parser (before any model is read).
+    let (_, err, code) = run(&["gtp", "--symmetries", "9"], "quit\n");
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--symmetries"), "{err}");
+    // Defined once, for every subcommand: `pcn solve` still takes it (and reports a bad
+    // path the way it always did).
+    let (_, err, code) = run(&["solve", "--net", "/nonexistent/m", "-"], "");
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--net /nonexistent/m"), "{err}");
+}
