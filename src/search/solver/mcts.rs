@@ -152,6 +152,8 @@ struct Worker<'h, G: SolverGame> {
     order: Vec<(f32, Move)>,
     /// The pending leaf's deferred knowledge is still to run.
     defer: bool,
+    /// Staged knowledge is used (see [`staged_for`]).
+    staged: bool,
     /// At a revisited opponent's node: its unsolved children (node index, move).
     dmoves: Vec<(u32, Move)>,
     /// Their wins from [`SolverGame::quick_wins_second`]: (node index, table key, move).
@@ -540,12 +542,17 @@ impl<G: SolverGame> Worker<'_, G> {
     fn evaluate(&mut self, su: &Setup) -> Option<Move> {
         self.defer = false;
         if self.g.to_move() == su.prover {
-            if let Some(m) = self.g.knowledge_win_first(&mut self.know) {
+            let win = if self.staged {
+                self.g.knowledge_win_first(&mut self.know)
+            } else {
+                self.g.knowledge_win(&mut self.know)
+            };
+            if let Some(m) = win {
                 return Some(m);
             }
-            self.defer = G::knowledge_deferred(&self.know);
+            self.defer = self.staged && G::knowledge_deferred(&self.know);
         } else {
-            self.defer = G::defence_deferred(&self.know).is_some();
+            self.defer = self.staged && G::defence_deferred(&self.know).is_some();
         }
         self.g.legal_moves(&mut self.moves);
         self.heuristic
@@ -703,6 +710,16 @@ impl<G: SolverGame> Worker<'_, G> {
         }
         true
     }
+}
+
+/// Whether MCTS stages its knowledge ([`SolverGame::knowledge_win_first`] and the second
+/// stages at revisits) with this heuristic: only with learned priors (a network). With the
+/// static or playout heuristics (`threat`, `uniform`) the staging was measured to cost
+/// problems (docs/solving.md, "Gomoku strength": Gomoku problem 25 solved in 1.4 s unstaged,
+/// 7 s with deferred VCT, not in 30 s with the zone search as well); with gomoku_AZ-4T it
+/// solved 9 of 14 hard problems at 20 s against 6 without.
+fn staged_for(heuristic_name: &str) -> bool {
+    !matches!(heuristic_name, "threat" | "uniform")
 }
 
 /// The search loop of one thread. Thread 0 (`report` set) also sends progress events.
@@ -872,6 +889,7 @@ impl<G: SolverGame> Solver<G> for Mcts<G> {
         {
             let tree = &self.tree;
             let knowledge = self.opts.knowledge.clone();
+            let staged = staged_for(self.heuristic.name());
             let mut w0 = Worker {
                 heuristic: &mut *self.heuristic,
                 know: std::mem::replace(&mut self.know, KnowledgeState::new(knowledge.clone())),
@@ -881,6 +899,7 @@ impl<G: SolverGame> Solver<G> for Mcts<G> {
                 order: Vec::with_capacity(512),
                 quick: Vec::new(),
                 defer: false,
+                staged,
                 dmoves: Vec::new(),
                 dwins: Vec::new(),
                 path: Vec::with_capacity(256),
@@ -902,6 +921,7 @@ impl<G: SolverGame> Solver<G> for Mcts<G> {
                             order: Vec::with_capacity(512),
                             quick: Vec::new(),
                             defer: false,
+                            staged,
                             dmoves: Vec::new(),
                             dwins: Vec::new(),
                             path: Vec::with_capacity(256),
