@@ -48,7 +48,7 @@ impl Default for Knowledge {
     fn default() -> Self {
         // VCT budget and depth measured on the shared 4T problems (docs/solving.md): 20 000
         // nodes / depth 6 found fewer wins than 60 000 / 8; 200 000 / 10 cost too much per
-        // node where the prover is to move. Staging (deferred VCT, pass search at the third
+        // node where the prover is to move. Staging (deferred VCT, pass search at the second
         // visit of a defender node) measured in docs/solving.md, "Gomoku strength".
         Knowledge {
             vcf: true,
@@ -58,7 +58,7 @@ impl Default for Knowledge {
             vcf_nodes: 5_000,
             vct_nodes: 60_000,
             defence: true,
-            defence_visits: 3,
+            defence_visits: 2,
             defer_vct: true,
             defence_nodes: 400_000,
         }
