@@ -27,13 +27,29 @@ pub struct Knowledge {
     pub vcf_nodes: u64,
     /// Node budget of one VCT call.
     pub vct_nodes: u64,
+    /// Gomoku, MCTS: at nodes where the prover's opponent is to move, once visited
+    /// `defence_visits` times, search the prover's threat as if the opponent passed, then
+    /// replay its proof after each unsolved reply (see [`SolverGame::quick_wins_second`]):
+    /// the replies outside the threat's relevance zone are proven by a short hinted search
+    /// each instead of a tree node with full knowledge searches each.
+    pub defence: bool,
+    /// Gomoku, MCTS: VCT runs at a node's second visit instead of its first (most leaves
+    /// are never revisited; VCF and the cheap checks still run at once).
+    pub defer_vct: bool,
+    /// Visits a node where the prover's opponent is to move needs before the pass search
+    /// and replays run there (MCTS).
+    pub defence_visits: u32,
+    /// Node budget of all the replays at one such node (the pass search itself is bounded
+    /// by `vcf_nodes` / `vct_nodes`).
+    pub defence_nodes: u64,
 }
 
 impl Default for Knowledge {
     fn default() -> Self {
         // VCT budget and depth measured on the shared 4T problems (docs/solving.md): 20 000
         // nodes / depth 6 found fewer wins than 60 000 / 8; 200 000 / 10 cost too much per
-        // node where the prover is to move.
+        // node where the prover is to move. Staging (deferred VCT, pass search at the second
+        // visit of a defender node) measured in docs/solving.md, "Gomoku strength".
         Knowledge {
             vcf: true,
             vct: false,
@@ -41,6 +57,10 @@ impl Default for Knowledge {
             vct_depth: 8,
             vcf_nodes: 5_000,
             vct_nodes: 60_000,
+            defence: true,
+            defence_visits: 2,
+            defer_vct: true,
+            defence_nodes: 400_000,
         }
     }
 }
@@ -154,41 +174,64 @@ pub fn replay_forced_line(g: &mut Gomoku, line: &[Move]) -> bool {
 
 impl SolverGame for Gomoku {
     fn knowledge_win(&mut self, st: &mut KnowledgeState) -> Option<Move> {
-        if !st.opts.vcf && !st.opts.vct {
+        let (vcf, vct) = (st.opts.vcf, st.opts.vct);
+        threat_win(self, st, vcf, vct)
+    }
+
+    fn knowledge_win_first(&mut self, st: &mut KnowledgeState) -> Option<Move> {
+        let (vcf, vct) = (st.opts.vcf, st.opts.vct && !st.opts.defer_vct);
+        threat_win(self, st, vcf, vct)
+    }
+
+    fn knowledge_win_second(&mut self, st: &mut KnowledgeState) -> Option<Move> {
+        if !Self::knowledge_deferred(st) {
             return None;
         }
-        if let Some(m) = self.quick_win(st) {
-            return Some(m);
-        }
-        let ts = st.threat.get_or_insert_with(|| ThreatSolver::new(20));
-        ts.set_hint(Some(st.last_win_hash.map_or(0, |h| h ^ self.hash())));
-        if st.opts.vcf {
-            let limits = Limits::nodes(st.opts.vcf_nodes);
-            let mut b = Budget::new(&limits, &st.never);
-            let r = ts.vcf(self, &mut b, st.opts.vcf_depth);
-            st.nodes += b.nodes;
-            if let Some(l) = r {
-                if let Some(&m) = l.first() {
-                    st.remember(&l);
-                    st.last_win_hash = Some(self.hash());
-                    return Some(m);
-                }
-            }
-        }
-        if st.opts.vct {
-            let limits = Limits::nodes(st.opts.vct_nodes);
-            let mut b = Budget::new(&limits, &st.never);
-            let r = ts.vct(self, &mut b, st.opts.vct_depth);
-            st.nodes += b.nodes;
-            if let Some(m) = r.and_then(|l| l.first().copied()) {
-                st.last_win_hash = Some(self.hash());
-                return Some(m);
-            }
-        }
-        None
+        threat_win(self, st, false, true)
+    }
+
+    fn knowledge_deferred(st: &KnowledgeState) -> bool {
+        st.opts.vct && st.opts.defer_vct
     }
 
     const QUICK_WINS: bool = true;
+
+    fn quick_wins_second(
+        &mut self,
+        st: &mut KnowledgeState,
+        replies: &[Move],
+        out: &mut Vec<(usize, Move)>,
+    ) {
+        // The prover's threat if the defender passed: its proof (recorded in the win table)
+        // guides a short search after every reply. Replies outside the threat's zone leave
+        // the proof intact and are proven by following it; the others fail within the small
+        // budget and stay for the tree search. Each win is a real search result, so this is
+        // sound whatever the pass search assumed.
+        let pass = if st.opts.defence && !replies.is_empty() {
+            pass_threat(self, st)
+        } else {
+            None
+        };
+        let mut left = st.opts.defence_nodes;
+        for (i, &m) in replies.iter().enumerate() {
+            self.play_unchecked(m);
+            if self.outcome().is_none() {
+                let mut w = self.quick_win(st);
+                if let (None, Some((null_hash, vct, used))) = (w, pass) {
+                    if left > 0 {
+                        let cap = used.saturating_mul(2).saturating_add(64).min(left);
+                        let (r, spent) = replay_threat(self, st, null_hash, vct, cap);
+                        left = left.saturating_sub(spent);
+                        w = r;
+                    }
+                }
+                if let Some(w) = w {
+                    out.push((i, w));
+                }
+            }
+            self.undo();
+        }
+    }
 
     fn quick_win(&mut self, st: &mut KnowledgeState) -> Option<Move> {
         if !st.opts.vcf && !st.opts.vct {
@@ -215,6 +258,10 @@ impl SolverGame for Gomoku {
         None
     }
 
+    fn defence_deferred(st: &KnowledgeState) -> Option<u32> {
+        (st.opts.defence && (st.opts.vcf || st.opts.vct)).then_some(st.opts.defence_visits)
+    }
+
     fn mobility(&self) -> usize {
         if self.forced_point().is_some() {
             1
@@ -226,6 +273,111 @@ impl SolverGame for Gomoku {
     fn default_heuristic(opts: &SolverOptions) -> Box<dyn Heuristic<Self>> {
         Box::new(ThreatPriors::new(opts))
     }
+}
+
+/// The prover's threat at a node where the defender is to move, searched as if the defender
+/// passed: `(hash of the passed position, whether VCT was needed, nodes spent)`, or `None`
+/// when no threat was found (or the position does not allow a pass: a game over, a 4T forced
+/// point). The position is left unchanged. A VCF line found is remembered for replay.
+fn pass_threat(g: &mut Gomoku, st: &mut KnowledgeState) -> Option<(u64, bool, u64)> {
+    if (!st.opts.vcf && !st.opts.vct) || g.outcome().is_some() || g.forced_point().is_some() {
+        return None;
+    }
+    let defender = g.to_move();
+    g.set_to_move(defender.opp());
+    let null_hash = g.hash();
+    let ts = st.threat.get_or_insert_with(|| ThreatSolver::new(20));
+    ts.set_hint(Some(st.last_win_hash.map_or(0, |h| h ^ null_hash)));
+    let mut found = None;
+    let mut vcf_line = None;
+    if st.opts.vcf {
+        let limits = Limits::nodes(st.opts.vcf_nodes);
+        let mut b = Budget::new(&limits, &st.never);
+        let r = ts.vcf(g, &mut b, st.opts.vcf_depth);
+        st.nodes += b.nodes;
+        if r.as_ref().is_some_and(|l| !l.is_empty()) {
+            found = Some((null_hash, false, b.nodes));
+            vcf_line = r;
+        }
+    }
+    if found.is_none() && st.opts.vct {
+        let limits = Limits::nodes(st.opts.vct_nodes);
+        let mut b = Budget::new(&limits, &st.never);
+        let r = ts.vct(g, &mut b, st.opts.vct_depth);
+        st.nodes += b.nodes;
+        if r.is_some_and(|l| !l.is_empty()) {
+            found = Some((null_hash, true, b.nodes));
+        }
+    }
+    g.set_to_move(defender);
+    if found.is_some() {
+        // Later searches below this node are hinted by the passed position's proof.
+        st.last_win_hash = Some(null_hash);
+    }
+    if let Some(l) = vcf_line {
+        st.remember(&l);
+    }
+    found
+}
+
+/// After a defender reply (prover to move in `g`): the pass threat's proof searched again
+/// here, its moves tried first (the hint maps each node to the passed position's node), within
+/// `cap` nodes. Returns the winning move found and the nodes spent.
+fn replay_threat(
+    g: &mut Gomoku,
+    st: &mut KnowledgeState,
+    null_hash: u64,
+    vct: bool,
+    cap: u64,
+) -> (Option<Move>, u64) {
+    let ts = st.threat.get_or_insert_with(|| ThreatSolver::new(20));
+    ts.set_hint(Some(null_hash ^ g.hash()));
+    let limits = Limits::nodes(cap);
+    let mut b = Budget::new(&limits, &st.never);
+    let r = if vct {
+        ts.vct(g, &mut b, st.opts.vct_depth)
+    } else {
+        ts.vcf(g, &mut b, st.opts.vcf_depth)
+    };
+    st.nodes += b.nodes;
+    (r.and_then(|l| l.first().copied()), b.nodes)
+}
+
+/// The threat searches at a node where the prover is to move: the cheap checks, then VCF
+/// when `vcf`, then VCT when `vct`.
+fn threat_win(g: &mut Gomoku, st: &mut KnowledgeState, vcf: bool, vct: bool) -> Option<Move> {
+    if !vcf && !vct {
+        return None;
+    }
+    if let Some(m) = g.quick_win(st) {
+        return Some(m);
+    }
+    let ts = st.threat.get_or_insert_with(|| ThreatSolver::new(20));
+    ts.set_hint(Some(st.last_win_hash.map_or(0, |h| h ^ g.hash())));
+    if vcf {
+        let limits = Limits::nodes(st.opts.vcf_nodes);
+        let mut b = Budget::new(&limits, &st.never);
+        let r = ts.vcf(g, &mut b, st.opts.vcf_depth);
+        st.nodes += b.nodes;
+        if let Some(l) = r {
+            if let Some(&m) = l.first() {
+                st.remember(&l);
+                st.last_win_hash = Some(g.hash());
+                return Some(m);
+            }
+        }
+    }
+    if vct {
+        let limits = Limits::nodes(st.opts.vct_nodes);
+        let mut b = Budget::new(&limits, &st.never);
+        let r = ts.vct(g, &mut b, st.opts.vct_depth);
+        st.nodes += b.nodes;
+        if let Some(m) = r.and_then(|l| l.first().copied()) {
+            st.last_win_hash = Some(g.hash());
+            return Some(m);
+        }
+    }
+    None
 }
 
 /// Whether `rule` is the PCN paper's 4T knowledge rule set.

@@ -59,6 +59,9 @@ struct Node {
     expanded: bool,
     /// A thread is evaluating this leaf (others must not expand it too).
     pending: bool,
+    /// The second stage of knowledge ([`SolverGame::knowledge_win_second`]) is still to run
+    /// at the next visit.
+    deferred: bool,
     prior: f32,
     visits: u32,
     /// Virtual losses of simulations in flight through this node.
@@ -77,6 +80,7 @@ impl Node {
             status: UNKNOWN,
             expanded: false,
             pending: false,
+            deferred: false,
             prior,
             visits: 0,
             vloss: 0,
@@ -117,6 +121,9 @@ enum Leaf {
     Now(Backup),
     /// An unexpanded leaf, marked pending, to evaluate outside the lock.
     Expand,
+    /// An expanded node revisited whose deferred knowledge must run (marked pending, path
+    /// with virtual losses), outside the lock.
+    Deferred,
     /// Another thread is expanding this leaf.
     Collision,
     /// The pool is full.
@@ -143,6 +150,14 @@ struct Worker<'h, G: SolverGame> {
     eval: Vec<Evaluation>,
     moves: Vec<Move>,
     order: Vec<(f32, Move)>,
+    /// The pending leaf's deferred knowledge is still to run.
+    defer: bool,
+    /// Staged knowledge is used (see [`staged_for`]).
+    staged: bool,
+    /// At a revisited opponent's node: its unsolved children (node index, move).
+    dmoves: Vec<(u32, Move)>,
+    /// Their wins from [`SolverGame::quick_wins_second`]: (node index, table key, move).
+    dwins: Vec<(u32, u64, Move)>,
     /// Children of the pending leaf proven by [`SolverGame::quick_win`]: (index in
     /// `order`, table key, the prover's winning move).
     quick: Vec<(u32, u64, Move)>,
@@ -434,6 +449,32 @@ impl<G: SolverGame> Worker<'_, G> {
             if !n.expanded {
                 break;
             }
+            let prover_node = self.g.to_move() == su.prover;
+            let due = if prover_node {
+                1
+            } else {
+                G::defence_deferred(&self.know).unwrap_or(u32::MAX)
+            };
+            if n.deferred && n.visits >= due {
+                // The node is visited again: its costlier knowledge runs now.
+                t.nodes[idx].deferred = false;
+                self.dmoves.clear();
+                if !prover_node {
+                    let kids = n.first as usize..n.first as usize + n.count as usize;
+                    for k in kids {
+                        if t.nodes[k].status == UNKNOWN {
+                            self.dmoves.push((k as u32, t.nodes[k].mv));
+                        }
+                    }
+                }
+                t.nodes[idx].pending = true;
+                if vl {
+                    for &p in &self.path {
+                        t.nodes[p as usize].vloss += 1;
+                    }
+                }
+                return Leaf::Deferred;
+            }
             let to_move = self.g.to_move();
             match t.select(idx, su, to_move == su.prover) {
                 Some(k) => {
@@ -499,10 +540,19 @@ impl<G: SolverGame> Worker<'_, G> {
     /// Evaluates the pending leaf at `self.g` (no lock held): knowledge, legal moves,
     /// heuristic. Returns the knowledge win's move, if any.
     fn evaluate(&mut self, su: &Setup) -> Option<Move> {
+        self.defer = false;
         if self.g.to_move() == su.prover {
-            if let Some(m) = self.g.knowledge_win(&mut self.know) {
+            let win = if self.staged {
+                self.g.knowledge_win_first(&mut self.know)
+            } else {
+                self.g.knowledge_win(&mut self.know)
+            };
+            if let Some(m) = win {
                 return Some(m);
             }
+            self.defer = self.staged && G::knowledge_deferred(&self.know);
+        } else {
+            self.defer = self.staged && G::defence_deferred(&self.know).is_some();
         }
         self.g.legal_moves(&mut self.moves);
         self.heuristic
@@ -520,17 +570,93 @@ impl<G: SolverGame> Worker<'_, G> {
         self.quick.clear();
         if G::QUICK_WINS && self.g.to_move() != su.prover {
             // Replies that ignore the prover's threat are proven at once (cheap knowledge).
-            for (i, &(_, m)) in self.order.iter().enumerate() {
+            self.moves.clear();
+            self.moves.extend(self.order.iter().map(|&(_, m)| m));
+            let mut wins = Vec::new();
+            self.g.quick_wins(&mut self.know, &self.moves, &mut wins);
+            for (i, w) in wins {
+                let Some(&m) = self.moves.get(i) else {
+                    continue;
+                };
                 self.g.play_unchecked(m);
-                if self.g.outcome().is_none() {
-                    if let Some(w) = self.g.quick_win(&mut self.know) {
-                        self.quick.push((i as u32, key_of(&self.g, su.prover), w));
-                    }
-                }
+                self.quick.push((i as u32, key_of(&self.g, su.prover), w));
                 self.g.undo();
             }
         }
         None
+    }
+
+    /// Runs the deferred knowledge of the pending revisited node (no lock held): at the
+    /// prover's node its win, if any; at the opponent's node the wins after its unsolved
+    /// children go to `dwins`.
+    fn evaluate_deferred(&mut self, su: &Setup) -> Option<Move> {
+        self.dwins.clear();
+        if self.g.to_move() == su.prover {
+            return self.g.knowledge_win_second(&mut self.know);
+        }
+        self.moves.clear();
+        self.moves.extend(self.dmoves.iter().map(|&(_, m)| m));
+        let mut wins = Vec::new();
+        self.g
+            .quick_wins_second(&mut self.know, &self.moves, &mut wins);
+        for (i, w) in wins {
+            let Some(&(k, m)) = self.dmoves.get(i) else {
+                continue;
+            };
+            self.g.play_unchecked(m);
+            self.dwins.push((k, key_of(&self.g, su.prover), w));
+            self.g.undo();
+        }
+        None
+    }
+
+    /// Settles a revisited node after its deferred knowledge (lock held): a win is recorded
+    /// and backed up, else the node's own mean is backed up again (a neutral visit).
+    fn finish_deferred(&mut self, t: &mut Tree, su: &Setup, win: Option<Move>, vl: bool) {
+        let idx = *self.path.last().unwrap_or(&0) as usize;
+        t.nodes[idx].pending = false;
+        let path = std::mem::take(&mut self.path);
+        for &(k, key, w) in &self.dwins {
+            if t.nodes[k as usize].status == UNKNOWN {
+                t.nodes[k as usize].status = WIN;
+                if su.use_tt {
+                    t.tt.put(key, 0, INF, 1, w);
+                }
+            }
+        }
+        if !self.dwins.is_empty() {
+            let to_move = self.g.to_move();
+            let st = t.update_status(idx, to_move, su.prover);
+            if st != UNKNOWN {
+                t.backup(&path, &mut self.g, Backup::Status(st), su, vl);
+                self.path = path;
+                return;
+            }
+        }
+        if let Some(m) = win {
+            if t.nodes[idx].status == UNKNOWN {
+                if su.use_tt || idx == 0 {
+                    let key = if idx == 0 {
+                        su.root_key
+                    } else {
+                        key_of(&self.g, su.prover)
+                    };
+                    t.tt.put(key, 0, INF, 1, m);
+                }
+                t.nodes[idx].status = WIN;
+            }
+            t.backup(&path, &mut self.g, Backup::Status(WIN), su, vl);
+        } else {
+            let n = t.nodes[idx];
+            let mean = n.wins / n.visits.max(1) as f32;
+            let b = match su.cost {
+                // `wins` is from the view of the player who moved into the node.
+                None => Backup::Value(-mean),
+                Some(_) => Backup::Cost(mean),
+            };
+            t.backup(&path, &mut self.g, b, su, vl);
+        }
+        self.path = path;
     }
 
     /// Expands the pending leaf (lock held) with the results of [`Worker::evaluate`] and
@@ -570,6 +696,7 @@ impl<G: SolverGame> Worker<'_, G> {
         n.first = first;
         n.count = self.order.len() as u16;
         n.expanded = true;
+        n.deferred = self.defer;
         let e = &self.eval[0];
         let b = match (su.cost, e.cost) {
             (Some(_), Some(c)) => Backup::Cost(c[su.prover.index()]),
@@ -583,6 +710,16 @@ impl<G: SolverGame> Worker<'_, G> {
         }
         true
     }
+}
+
+/// Whether MCTS stages its knowledge ([`SolverGame::knowledge_win_first`] and the second
+/// stages at revisits) with this heuristic: only with learned priors (a network). With the
+/// static or playout heuristics (`threat`, `uniform`) the staging was measured to cost
+/// problems (docs/solving.md, "Gomoku strength": Gomoku problem 25 solved in 1.4 s unstaged,
+/// 7 s with deferred VCT, not in 30 s with the zone search as well); with gomoku_AZ-4T it
+/// solved 9 of 14 hard problems at 20 s against 6 without.
+fn staged_for(heuristic_name: &str) -> bool {
+    !matches!(heuristic_name, "threat" | "uniform")
 }
 
 /// The search loop of one thread. Thread 0 (`report` set) also sends progress events.
@@ -647,6 +784,12 @@ fn run_worker<G: SolverGame>(
                 drop(t);
                 std::thread::yield_now();
                 continue;
+            }
+            Leaf::Deferred => {
+                drop(t);
+                let win = w.evaluate_deferred(su);
+                let Ok(mut t) = tree.lock() else { return };
+                w.finish_deferred(&mut t, su, win, vl);
             }
             Leaf::Expand => {
                 drop(t);
@@ -746,6 +889,7 @@ impl<G: SolverGame> Solver<G> for Mcts<G> {
         {
             let tree = &self.tree;
             let knowledge = self.opts.knowledge.clone();
+            let staged = staged_for(self.heuristic.name());
             let mut w0 = Worker {
                 heuristic: &mut *self.heuristic,
                 know: std::mem::replace(&mut self.know, KnowledgeState::new(knowledge.clone())),
@@ -754,6 +898,10 @@ impl<G: SolverGame> Solver<G> for Mcts<G> {
                 moves: Vec::with_capacity(512),
                 order: Vec::with_capacity(512),
                 quick: Vec::new(),
+                defer: false,
+                staged,
+                dmoves: Vec::new(),
+                dwins: Vec::new(),
                 path: Vec::with_capacity(256),
             };
             std::thread::scope(|scope| {
@@ -772,6 +920,10 @@ impl<G: SolverGame> Solver<G> for Mcts<G> {
                             moves: Vec::with_capacity(512),
                             order: Vec::with_capacity(512),
                             quick: Vec::new(),
+                            defer: false,
+                            staged,
+                            dmoves: Vec::new(),
+                            dwins: Vec::new(),
                             path: Vec::with_capacity(256),
                         };
                         run_worker(&mut w, tree, budget, su, vl, None, root_mover_good);

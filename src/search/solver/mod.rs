@@ -325,6 +325,66 @@ pub trait SolverGame: Game {
         None
     }
 
+    /// At a node where the prover's opponent is to move, with `replies` its legal moves: the
+    /// replies after which the prover provably wins, appended to `out` as (index in
+    /// `replies`, the prover's winning move). The default tries [`SolverGame::quick_win`]
+    /// after each reply; a game may spend a bounded search here (Gomoku: the prover's threat
+    /// as if the opponent passed, then its proof replayed after each reply). Must leave the
+    /// position unchanged; every entry must be sound.
+    fn quick_wins(
+        &mut self,
+        state: &mut KnowledgeState,
+        replies: &[Move],
+        out: &mut Vec<(usize, Move)>,
+    ) {
+        for (i, &m) in replies.iter().enumerate() {
+            self.play_unchecked(m);
+            if self.outcome().is_none() {
+                if let Some(w) = self.quick_win(state) {
+                    out.push((i, w));
+                }
+            }
+            self.undo();
+        }
+    }
+
+    /// Staged knowledge for solvers that revisit nodes (MCTS): the part of
+    /// [`SolverGame::knowledge_win`] worth running at a node's first visit. Same contract.
+    /// Defaults to all of it.
+    fn knowledge_win_first(&mut self, state: &mut KnowledgeState) -> Option<Move> {
+        self.knowledge_win(state)
+    }
+
+    /// Staged knowledge: the rest of [`SolverGame::knowledge_win`], run when the node is
+    /// visited again (most leaves never are, so their costly searches are saved). Same
+    /// contract. Defaults to nothing.
+    fn knowledge_win_second(&mut self, _state: &mut KnowledgeState) -> Option<Move> {
+        None
+    }
+
+    /// Whether [`SolverGame::knowledge_win_second`] can find anything with these options.
+    fn knowledge_deferred(_state: &KnowledgeState) -> bool {
+        false
+    }
+
+    /// Staged knowledge at a node where the prover's opponent is to move, run when the node
+    /// is visited again (MCTS): like [`SolverGame::quick_wins`] for the replies still
+    /// unsolved, with a costlier search (Gomoku: the prover's threat as if the opponent
+    /// passed, replayed after each reply). Defaults to nothing.
+    fn quick_wins_second(
+        &mut self,
+        _state: &mut KnowledgeState,
+        _replies: &[Move],
+        _out: &mut Vec<(usize, Move)>,
+    ) {
+    }
+
+    /// The visits a node where the prover's opponent is to move needs before
+    /// [`SolverGame::quick_wins_second`] runs there; `None` when it never does.
+    fn defence_deferred(_state: &KnowledgeState) -> Option<u32> {
+        None
+    }
+
     /// Whether [`SolverGame::quick_win`] can ever succeed (DFPN then probes the table of
     /// the opponent's children at once, before trying it, instead of in a batched pass).
     const QUICK_WINS: bool = false;
