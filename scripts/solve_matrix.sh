@@ -69,6 +69,7 @@ for cfg in "$@"; do
   mkdir -p "$work/json" "$work/proofs"
   load=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo "?")
   start=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+  commit="$(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD 2>/dev/null || echo ' (dirty)')"
   echo "run $name: $TIME s per problem, $JOBS at a time"
   # Problems in numeric order; each process writes its own JSON line.
   for f in $(ls "$SHARED/problems/$game" | grep '\.sgf$' | sort -n); do echo "$SHARED/problems/$game/$f"; done |
@@ -87,7 +88,8 @@ for cfg in "$@"; do
   fi
   {
     echo "config: $cfg"
-    echo "commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD 2>/dev/null || echo ' (dirty)')"
+    echo "commit: $commit"
+    echo "binary: $PCN"
     echo "started: $start"
     echo "ended: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
     echo "time_limit_s: $TIME"
