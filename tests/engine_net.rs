@@ -4,54 +4,14 @@
 //! naming `--net`, no panic). The shared models are under `../shared/pcn/models`; the tests
 //! that need them are skipped with a notice when that directory is absent.
 
-use std::io::{Read, Write};
-use std::path::PathBuf;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
+mod common;
 
-/// Runs `pcn ARGS` with `input` on stdin; returns (stdout, stderr, exit code).
-fn run(args: &[&str], input: &str) -> (String, String, i32) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_pcn"))
-        .args(args)
-        .current_dir(root())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn pcn");
-    let mut stdin = child.stdin.take().expect("stdin");
-    let data = input.as_bytes().to_vec();
-    // The engine may exit before reading its input (a loading error): ignore EPIPE.
-    let writer = std::thread::spawn(move || {
-        let _ = stdin.write_all(&data);
-    });
-    let mut so = child.stdout.take().expect("stdout");
-    let mut se = child.stderr.take().expect("stderr");
-    let err = std::thread::spawn(move || {
-        let mut e = String::new();
-        let _ = se.read_to_string(&mut e);
-        e
-    });
-    let mut out = String::new();
-    so.read_to_string(&mut out).expect("read stdout");
-    let _ = writer.join();
-    let t0 = Instant::now();
-    let code = loop {
-        if let Some(s) = child.try_wait().expect("wait") {
-            break s.code().unwrap_or(-1);
-        }
-        if t0.elapsed() > Duration::from_secs(120) {
-            let _ = child.kill();
-            panic!("pcn {args:?} did not exit");
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    };
-    (out, err.join().unwrap_or_default(), code)
-}
+use common::{root, run_pcn_text};
+
+/// Longest a test's engine may run after its input ended.
+const LIMIT: Duration = Duration::from_secs(120);
 
 /// The shared model `name`, or `None` (with a notice) when ../shared is absent.
 fn shared_model(name: &str) -> Option<String> {
@@ -99,7 +59,7 @@ fn gtp_solver_uses_the_network() {
         "--log-level",
         "info",
     ];
-    let (out, err, code) = run(&args, input);
+    let (out, err, code) = run_pcn_text(&args, input, LIMIT);
     assert_eq!(code, 0, "stderr: {err}");
     assert!(!err.contains("panicked"), "{err}");
     let r = responses(&out);
@@ -136,7 +96,7 @@ fn gtp_solver_uses_the_network() {
 
 #[test]
 fn gtp_without_a_network_says_none() {
-    let (out, err, code) = run(&["gtp"], "pcn-net\nquit\n");
+    let (out, err, code) = run_pcn_text(&["gtp"], "pcn-net\nquit\n", LIMIT);
     assert_eq!(code, 0, "{err}");
     assert_eq!(responses(&out)[0], "= none");
 }
@@ -162,7 +122,7 @@ fn gomocup_solver_player_uses_the_network() {
         "--log-level",
         "info",
     ];
-    let (out, err, code) = run(&args, input);
+    let (out, err, code) = run_pcn_text(&args, input, LIMIT);
     assert_eq!(code, 0, "{err}");
     assert!(!err.contains("panicked"), "{err}");
     assert!(
@@ -176,7 +136,7 @@ fn gomocup_solver_player_uses_the_network() {
 }
 
 fn assert_clean_error(args: &[&str], input: &str, want: &str) {
-    let (out, err, code) = run(args, input);
+    let (out, err, code) = run_pcn_text(args, input, LIMIT);
     assert_eq!(code, 2, "{args:?}: stdout {out:?} stderr {err:?}");
     assert!(!err.contains("panicked"), "{args:?}: {err}");
     assert!(
@@ -243,12 +203,12 @@ fn a_model_for_another_game_is_refused() {
 #[test]
 fn network_options_are_global_and_checked() {
     // --symmetries is range-checked by the parser (before any model is read).
-    let (_, err, code) = run(&["gtp", "--symmetries", "9"], "quit\n");
+    let (_, err, code) = run_pcn_text(&["gtp", "--symmetries", "9"], "quit\n", LIMIT);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("--symmetries"), "{err}");
     // Defined once, for every subcommand: `pcn solve` still takes it (and reports a bad
     // path the way it always did).
-    let (_, err, code) = run(&["solve", "--net", "/nonexistent/m", "-"], "");
+    let (_, err, code) = run_pcn_text(&["solve", "--net", "/nonexistent/m", "-"], "", LIMIT);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("--net /nonexistent/m"), "{err}");
 }

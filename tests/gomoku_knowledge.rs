@@ -1,90 +1,20 @@
 //! Gomoku solver knowledge (4T): the threat search's win table, forced-line replay and the
-//! cheap `quick_win` check. Every claimed win is checked by an exhaustive search written in
-//! this file on small boards, and the replay is checked to reject a line that a defender stone
-//! broke.
+//! cheap `quick_win` check. Every claimed win is checked on small boards by the exhaustive
+//! search of tests/common (independent of the solvers), and the replay is checked to reject a
+//! line that a defender stone broke.
 
-use std::collections::HashMap;
 use std::sync::atomic::AtomicBool;
 
 use pcn::game::gomoku::{Gomoku, Rule};
-use pcn::game::{Color, Game, Move, Outcome};
+use pcn::game::{Color, Game};
 use pcn::search::solver::knowledge::replay_forced_line;
 use pcn::search::solver::{Knowledge, KnowledgeState, SolverGame};
 use pcn::search::threat::ThreatSolver;
 use pcn::search::{Budget, Limits};
-use pcn::util::Rng;
 
-/// Exhaustive memoised AND/OR search: does `prover` win from `g`? `None` past `cap` nodes.
-struct Brute {
-    nodes: u64,
-    cap: u64,
-    memo: HashMap<(u64, Option<Move>), bool>,
-}
+mod common;
 
-impl Brute {
-    fn new(cap: u64) -> Self {
-        Brute {
-            nodes: 0,
-            cap,
-            memo: HashMap::new(),
-        }
-    }
-
-    fn wins(&mut self, g: &mut Gomoku, prover: Color) -> Option<bool> {
-        if let Some(o) = g.outcome() {
-            return Some(o == Outcome::Win(prover));
-        }
-        let key = (g.hash(), g.forced_point());
-        if let Some(&v) = self.memo.get(&key) {
-            return Some(v);
-        }
-        self.nodes += 1;
-        if self.nodes > self.cap {
-            return None;
-        }
-        let mut moves = Vec::new();
-        g.legal_moves(&mut moves);
-        let or = g.to_move() == prover;
-        let mut v = !or;
-        for m in moves {
-            g.play_unchecked(m);
-            let r = self.wins(g, prover);
-            g.undo();
-            let r = r?;
-            if or && r {
-                v = true;
-                break;
-            }
-            if !or && !r {
-                v = false;
-                break;
-            }
-        }
-        self.memo.insert(key, v);
-        Some(v)
-    }
-}
-
-/// Random unfinished 4T positions on a `size`x`size` board with `stones` stones.
-fn positions(size: usize, stones: usize, count: usize, seed: u64) -> Vec<Gomoku> {
-    let mut rng = Rng::new(seed);
-    let mut out = Vec::new();
-    let mut moves = Vec::new();
-    while out.len() < count {
-        let Ok(mut g) = Gomoku::new(size, size, Rule::FourT) else {
-            return out;
-        };
-        while g.ply() < stones && g.outcome().is_none() {
-            g.legal_moves(&mut moves);
-            let m = moves[rng.below(moves.len())];
-            g.play_unchecked(m);
-        }
-        if g.outcome().is_none() {
-            out.push(g);
-        }
-    }
-    out
-}
+use common::{gomoku_key, gomoku_positions, Brute};
 
 fn knowledge_vct() -> Knowledge {
     Knowledge {
@@ -98,7 +28,10 @@ fn knowledge_and_quick_wins_are_real_wins() {
     let mut claims = 0;
     let mut quick = 0;
     let mut checked = 0;
-    for (i, g0) in positions(6, 14, 150, 0xC0FFEE).into_iter().enumerate() {
+    for (i, g0) in gomoku_positions(6, Rule::FourT, 14, 150, 0xC0FFEE)
+        .into_iter()
+        .enumerate()
+    {
         let mut st = KnowledgeState::new(knowledge_vct());
         let mut g = g0.clone();
         let me = g.to_move();
@@ -107,7 +40,7 @@ fn knowledge_and_quick_wins_are_real_wins() {
         };
         claims += 1;
         assert_eq!(g.hash(), g0.hash(), "knowledge_win changed the position");
-        let mut brute = Brute::new(400_000);
+        let mut brute = Brute::new(4_000_000, gomoku_key);
         g.play(m).expect("claimed move is legal");
         if let Some(v) = brute.wins(&mut g, me) {
             checked += 1;

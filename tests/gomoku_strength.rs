@@ -1,15 +1,14 @@
 //! Gomoku solving strength (branch gstrength): the staged knowledge of the MCTS solver. The
 //! second-visit searches (`knowledge_win_second`: VCT; `quick_wins_second`: the prover's
 //! threat as if the defender passed, replayed after each reply) must only claim real wins,
-//! checked by an exhaustive search written in this file on small 4T boards; on a shared
+//! checked by the exhaustive search of tests/common on small 4T boards; on a shared
 //! problem the staged MCTS solves and its proof passes the `pcn verify` checker.
 
-use std::collections::HashMap;
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 
 use pcn::game::gomoku::{Gomoku, Rule};
-use pcn::game::{Color, Game, Move, Outcome};
+use pcn::game::{Color, Game, Move};
 use pcn::proof::verify::verify_text;
 use pcn::proof::{self, GameKind, MoveTree, ProofHeader};
 use pcn::search::solver::heuristic::ThreatPriors;
@@ -20,77 +19,10 @@ use pcn::search::solver::{
 };
 use pcn::search::Limits;
 use pcn::sgf::GameTree;
-use pcn::util::Rng;
 
-/// Exhaustive memoised AND/OR search: does `prover` win from `g`? `None` past `cap` nodes.
-struct Brute {
-    nodes: u64,
-    cap: u64,
-    memo: HashMap<(u64, Option<Move>), bool>,
-}
+mod common;
 
-impl Brute {
-    fn new(cap: u64) -> Self {
-        Brute {
-            nodes: 0,
-            cap,
-            memo: HashMap::new(),
-        }
-    }
-
-    fn wins(&mut self, g: &mut Gomoku, prover: Color) -> Option<bool> {
-        if let Some(o) = g.outcome() {
-            return Some(o == Outcome::Win(prover));
-        }
-        let key = (g.hash(), g.forced_point());
-        if let Some(&v) = self.memo.get(&key) {
-            return Some(v);
-        }
-        self.nodes += 1;
-        if self.nodes > self.cap {
-            return None;
-        }
-        let mut moves = Vec::new();
-        g.legal_moves(&mut moves);
-        let or = g.to_move() == prover;
-        let mut v = !or;
-        for m in moves {
-            g.play_unchecked(m);
-            let r = self.wins(g, prover);
-            g.undo();
-            let r = r?;
-            if or == r {
-                v = r;
-                break;
-            }
-        }
-        self.memo.insert(key, v);
-        Some(v)
-    }
-}
-
-/// Random unfinished 4T positions on a `size`x`size` board with `stones` stones.
-fn positions(size: usize, stones: usize, count: usize, seed: u64) -> Vec<Gomoku> {
-    let mut rng = Rng::new(seed);
-    let mut out = Vec::new();
-    let mut moves = Vec::new();
-    let mut tries = 0;
-    while out.len() < count && tries < count * 50 {
-        tries += 1;
-        let Ok(mut g) = Gomoku::new(size, size, Rule::FourT) else {
-            return out;
-        };
-        while g.ply() < stones && g.outcome().is_none() {
-            g.legal_moves(&mut moves);
-            let m = moves[rng.below(moves.len())];
-            g.play_unchecked(m);
-        }
-        if g.outcome().is_none() {
-            out.push(g);
-        }
-    }
-    out
-}
+use common::{gomoku_key, gomoku_positions, Brute};
 
 fn staged() -> Knowledge {
     Knowledge {
@@ -127,7 +59,10 @@ fn staged_knowledge_claims_are_real_wins() {
     let (mut defence_claims, mut defence_checked, mut rejected) = (0, 0, 0);
     let (mut second_claims, mut second_checked) = (0, 0);
     let (mut more, mut first_total) = (0, 0);
-    for (i, g0) in positions(6, 13, 160, 0x57_2E46).into_iter().enumerate() {
+    for (i, g0) in gomoku_positions(6, Rule::FourT, 13, 160, 0x57_2E46)
+        .into_iter()
+        .enumerate()
+    {
         let mut g = g0.clone();
         // The side not to move is the prover: `g` is a defender node.
         let prover = g.to_move().opp();
@@ -149,7 +84,7 @@ fn staged_knowledge_claims_are_real_wins() {
         if wins.len() > first.len() {
             more += 1;
         }
-        let mut brute = Brute::new(300_000);
+        let mut brute = Brute::new(3_000_000, gomoku_key);
         rejected += replies.len() - wins.len();
         for &(k, w) in &wins {
             defence_claims += 1;

@@ -3,9 +3,6 @@
 //! wins (checked by an independent solve); live analysis shows the proven move as certain.
 //! The deterministic transcript is protocol_tests/gtp/solver_genmove.in.
 
-use std::io::{BufRead, BufReader, Write};
-use std::path::PathBuf;
-use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
@@ -14,65 +11,9 @@ use pcn::game::{Color, Game};
 use pcn::search::solver::{solver_by_name, SolveResult, SolverOptions};
 use pcn::search::Limits;
 
-struct Live {
-    child: Child,
-    stdin: ChildStdin,
-    lines: std::sync::mpsc::Receiver<String>,
-}
+mod common;
 
-impl Live {
-    fn start(args: &[&str]) -> Live {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_pcn"))
-            .args(args)
-            .current_dir(PathBuf::from(env!("CARGO_MANIFEST_DIR")))
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn pcn");
-        let stdin = child.stdin.take().expect("stdin");
-        let stdout = child.stdout.take().expect("stdout");
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            for l in BufReader::new(stdout).lines().map_while(Result::ok) {
-                if tx.send(l).is_err() {
-                    return;
-                }
-            }
-        });
-        Live {
-            child,
-            stdin,
-            lines: rx,
-        }
-    }
-    fn send(&mut self, s: &str) {
-        self.stdin.write_all(s.as_bytes()).expect("write");
-        self.stdin.flush().expect("flush");
-    }
-    fn line(&self) -> String {
-        self.lines
-            .recv_timeout(Duration::from_secs(30))
-            .expect("engine output")
-    }
-    fn response(&self) -> Vec<String> {
-        let mut v = Vec::new();
-        loop {
-            let l = self.line();
-            if l.is_empty() {
-                return v;
-            }
-            v.push(l);
-        }
-    }
-}
-
-impl Drop for Live {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
+use common::Live;
 
 /// Black to move on 9x9 freestyle with C3 D3 and D5 E5 against four scattered White stones:
 /// a forced win for Black (a double three at D4 / open fours).

@@ -10,59 +10,15 @@
 //! The timed tests below (live analysis, genmove under a clock, queued input during a
 //! genmove) check structure rather than bytes.
 
-use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
+mod common;
+
+use common::{root, run_pcn, Live};
+
 const FIXED: &[&str] = &["--nodes", "200", "--seed", "1"];
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn run_transcript(args: &[String], input: &[u8]) -> (Vec<u8>, Vec<u8>, i32) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_pcn"))
-        .args(args)
-        .current_dir(root())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn pcn");
-    let mut stdin = child.stdin.take().expect("stdin");
-    let data = input.to_vec();
-    // Write on another thread so a full stdout pipe cannot deadlock us.
-    let writer = std::thread::spawn(move || {
-        let _ = stdin.write_all(&data);
-    });
-    let mut so = child.stdout.take().expect("stdout");
-    let mut se = child.stderr.take().expect("stderr");
-    let err_thread = std::thread::spawn(move || {
-        let mut e = Vec::new();
-        let _ = se.read_to_end(&mut e);
-        e
-    });
-    let mut out = Vec::new();
-    so.read_to_end(&mut out).expect("read stdout");
-    let _ = writer.join();
-    let status = wait_exit(&mut child, Duration::from_secs(60));
-    (out, err_thread.join().unwrap_or_default(), status)
-}
-
-fn wait_exit(child: &mut Child, limit: Duration) -> i32 {
-    let t0 = Instant::now();
-    loop {
-        if let Some(s) = child.try_wait().expect("wait") {
-            return s.code().unwrap_or(-1);
-        }
-        if t0.elapsed() > limit {
-            let _ = child.kill();
-            panic!("pcn did not exit");
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    }
-}
 
 fn args_of(text: &str) -> Vec<String> {
     let first = text.lines().next().unwrap_or("");
@@ -149,7 +105,7 @@ fn gtp_transcripts() {
             eprintln!("NOTICE: {name}: ../shared/problems is absent; transcript skipped");
             continue;
         }
-        let (out, err, code) = run_transcript(&args_of(&text), text.as_bytes());
+        let (out, err, code) = run_pcn(&args_of(&text), text.as_bytes(), Duration::from_secs(60));
         ran += 1;
         assert_eq!(code, 0, "{name}: exit code");
         assert!(
@@ -187,73 +143,6 @@ fn gtp_transcripts() {
         "transcripts differ:\n{}",
         failures.join("\n")
     );
-}
-
-/// A live engine process with line-level access to its output.
-struct Live {
-    child: Child,
-    stdin: ChildStdin,
-    lines: std::sync::mpsc::Receiver<String>,
-}
-
-impl Live {
-    fn start(args: &[&str]) -> Live {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_pcn"))
-            .args(args)
-            .current_dir(root())
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn pcn");
-        let stdin = child.stdin.take().expect("stdin");
-        let stdout: ChildStdout = child.stdout.take().expect("stdout");
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            for l in BufReader::new(stdout).lines() {
-                match l {
-                    Ok(l) => {
-                        if tx.send(l).is_err() {
-                            return;
-                        }
-                    }
-                    Err(_) => return,
-                }
-            }
-        });
-        Live {
-            child,
-            stdin,
-            lines: rx,
-        }
-    }
-    fn send(&mut self, s: &str) {
-        self.stdin.write_all(s.as_bytes()).expect("write");
-        self.stdin.flush().expect("flush");
-    }
-    fn line(&self) -> String {
-        self.lines
-            .recv_timeout(Duration::from_secs(30))
-            .expect("engine output")
-    }
-    /// Reads one complete response (up to its blank line), without the blank line.
-    fn response(&self) -> Vec<String> {
-        let mut v = Vec::new();
-        loop {
-            let l = self.line();
-            if l.is_empty() {
-                return v;
-            }
-            v.push(l);
-        }
-    }
-}
-
-impl Drop for Live {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 fn opening(e: &mut Live) {
@@ -311,7 +200,7 @@ fn live_analysis_streams_then_answers_the_interrupting_command() {
         assert_eq!(e.response(), vec!["= pcn"]);
         e.send("quit\n");
         assert_eq!(e.response(), vec!["="]);
-        assert_eq!(wait_exit(&mut e.child, Duration::from_secs(10)), 0);
+        assert_eq!(e.wait(Duration::from_secs(10)), 0);
     }
 }
 
@@ -344,9 +233,10 @@ fn genmove_is_not_interrupted_and_respects_time_left() {
 
 #[test]
 fn auto_detection_routes_gtp() {
-    let (out, err, code) = run_transcript(
-        &["--nodes".into(), "50".into()],
+    let (out, err, code) = run_pcn(
+        &["--nodes", "50"],
         b"protocol_version\nboardsize 9\nplay b c7\nboardsize 19\nquit\n",
+        Duration::from_secs(60),
     );
     assert_eq!(code, 0);
     assert!(err.is_empty());

@@ -1,5 +1,6 @@
-//! Killall-Go solving without a network: the static move ordering, and DFPN / focused DFPN
-//! proving shared PCN problems with complete, rule-checked proof trees.
+//! Killall-Go solving without a network: the static move ordering, DFPN / focused DFPN
+//! proving shared PCN problems with complete, rule-checked proof trees, and MCTS building its
+//! proof trees from its own search tree.
 
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
@@ -9,6 +10,8 @@ use pcn::game::{Color, Game, Move};
 use pcn::search::solver::killallgo::move_score;
 use pcn::search::solver::{solver_by_name, SolveResult, SolverGame, SolverOptions};
 use pcn::search::Limits;
+
+mod common;
 
 fn play(g: &mut KillallGo, s: &str) {
     let m = g.parse_gtp(s).expect("vertex");
@@ -100,4 +103,38 @@ fn dfpn_and_fdfpn_prove_a_shared_problem_with_checked_trees() {
         assert_eq!(Some(root), out.best, "{name}");
         assert_ne!(root, g.pass_move(), "{name}");
     }
+}
+
+#[test]
+fn mcts_proofs_come_from_its_own_tree_without_a_re_search() {
+    // By default (GHI exact) the Killall-Go MCTS runs without its table (the table's keys do
+    // not encode the history), so the search tree is the only record of a proof. With no
+    // budget for the DFPN re-search, every proven result's tree must come from that tree.
+    let opts = SolverOptions {
+        proof_search_nodes: 0,
+        ..SolverOptions::default()
+    };
+    let mut solved = 0;
+    for g in common::killallgo_positions(60, 30, 77) {
+        for prover in [Color::White, Color::Black] {
+            let mut s = solver_by_name::<KillallGo>("mcts", &opts).expect("mcts");
+            let stop = AtomicBool::new(false);
+            let out = s.solve(&g, prover, &Limits::nodes(20_000), &stop, &mut |_| {});
+            if out.result == SolveResult::Unknown {
+                continue;
+            }
+            solved += 1;
+            let tree = s
+                .proof_tree()
+                .unwrap_or_else(|| panic!("{:?} for {prover:?} without a tree", out.result));
+            tree.check(&g)
+                .unwrap_or_else(|e| panic!("unsound tree for {prover:?}: {e}"));
+            assert_eq!(tree.result, out.result);
+        }
+    }
+    eprintln!("{solved} results, each with a sound tree from the search tree");
+    assert!(
+        solved >= 10,
+        "too few solved positions to test anything: {solved}"
+    );
 }

@@ -1,203 +1,24 @@
-//! Proof export and `pcn verify`: proofs built by an exhaustive minimax (in this file, sharing
+//! Proof export and `pcn verify`: proofs built by an exhaustive minimax (tests/common, sharing
 //! nothing with the solvers) pass the real binary; corrupted ones fail it with the documented
 //! exit codes; malformed files are refused without a panic.
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use pcn::game::gomoku::{Gomoku, Rule};
-use pcn::game::killallgo::{KillallGo, Variant};
-use pcn::game::{Color, Game, Move, Outcome};
+use pcn::game::{Color, Game};
 use pcn::proof::verify::verify_text;
-use pcn::proof::{self, GameKind, MoveTree, ProofError, ProofHeader};
-use pcn::sgf::GameTree;
-use pcn::util::Rng;
+use pcn::proof::{self, GameKind, MoveTree, ProofError};
 
-// ---------------------------------------------------------------------------------------
-// Exhaustive reference
+mod common;
 
-/// Exhaustive AND/OR search: does `prover` win from here? `None` when the node cap is hit.
-/// `key` gives a memo key for games whose value does not depend on the history (Gomoku);
-/// Killall-Go (superko) is searched without a memo.
-pub struct Brute<G> {
-    /// Nodes visited.
-    pub nodes: u64,
-    /// Give up after this many nodes.
-    pub cap: u64,
-    memo: HashMap<(u64, u64), bool>,
-    key: fn(&G) -> Option<(u64, u64)>,
-}
-
-impl<G: Game> Brute<G> {
-    pub fn new(cap: u64, key: fn(&G) -> Option<(u64, u64)>) -> Self {
-        Brute {
-            nodes: 0,
-            cap,
-            memo: HashMap::new(),
-            key,
-        }
-    }
-
-    pub fn wins(&mut self, g: &mut G, prover: Color) -> Option<bool> {
-        self.nodes += 1;
-        if self.nodes > self.cap {
-            return None;
-        }
-        if let Some(o) = g.outcome() {
-            return Some(o == Outcome::Win(prover));
-        }
-        let k = (self.key)(g);
-        if let Some(v) = k.and_then(|k| self.memo.get(&k)) {
-            return Some(*v);
-        }
-        let mut moves = Vec::new();
-        g.legal_moves(&mut moves);
-        let or = g.to_move() == prover;
-        // OR: some child wins; AND: every child wins. No legal move (cannot happen in these
-        // games before the end) counts as not proven.
-        let mut result = !or && !moves.is_empty();
-        for m in moves {
-            g.play_unchecked(m);
-            let r = self.wins(g, prover);
-            g.undo();
-            let r = r?;
-            if or && r {
-                result = true;
-                break;
-            }
-            if !or && !r {
-                result = false;
-                break;
-            }
-        }
-        if let Some(k) = k {
-            self.memo.insert(k, result);
-        }
-        Some(result)
-    }
-
-    /// Builds a proof tree below `node` (the position `g`, known to be a prover win).
-    pub fn prove(&mut self, g: &mut G, prover: Color, tree: &mut MoveTree, node: u32) {
-        if g.outcome().is_some() {
-            return;
-        }
-        let mut moves = Vec::new();
-        g.legal_moves(&mut moves);
-        let color = g.to_move();
-        for m in moves {
-            g.play_unchecked(m);
-            if color != prover {
-                let c = tree.add(node, m, color);
-                self.prove(g, prover, tree, c);
-            } else if self.wins(g, prover) == Some(true) {
-                let c = tree.add(node, m, color);
-                self.prove(g, prover, tree, c);
-                g.undo();
-                return;
-            }
-            g.undo();
-        }
-    }
-}
-
-pub fn gomoku_key(g: &Gomoku) -> Option<(u64, u64)> {
-    Some((g.hash(), g.forced_point().map_or(u64::MAX, u64::from)))
-}
-
-pub fn no_key(_: &KillallGo) -> Option<(u64, u64)> {
-    None
-}
-
-/// Random Gomoku positions: `stones` random moves on an empty board, game not over.
-pub fn gomoku_positions(
-    size: usize,
-    rule: Rule,
-    stones: usize,
-    count: usize,
-    seed: u64,
-) -> Vec<Gomoku> {
-    let mut rng = Rng::new(seed);
-    let mut out = Vec::new();
-    let mut legal = Vec::new();
-    while out.len() < count {
-        let Ok(mut g) = Gomoku::new(size, size, rule) else {
-            return out;
-        };
-        for _ in 0..stones {
-            g.legal_moves(&mut legal);
-            if legal.is_empty() {
-                break;
-            }
-            g.play_unchecked(legal[rng.below(legal.len())]);
-        }
-        if g.outcome().is_none() && g.ply() == stones {
-            out.push(g);
-        }
-    }
-    out
-}
-
-/// Random 7x7 Killall-Go positions after `plies` random plies (passes only when forced by
-/// the opening), game not over.
-pub fn killallgo_positions(plies: usize, count: usize, seed: u64) -> Vec<KillallGo> {
-    let mut rng = Rng::new(seed);
-    let mut out = Vec::new();
-    let mut legal = Vec::new();
-    let mut tries = 0;
-    while out.len() < count && tries < 100 * count {
-        tries += 1;
-        let mut g = KillallGo::new(Variant::Seven);
-        while g.ply() < plies && g.outcome().is_none() {
-            g.legal_moves(&mut legal);
-            let pass = g.pass_move();
-            let board: Vec<Move> = legal.iter().copied().filter(|&m| m != pass).collect();
-            let m = if board.is_empty() {
-                pass
-            } else {
-                board[rng.below(board.len())]
-            };
-            g.play_unchecked(m);
-        }
-        if g.outcome().is_none() {
-            out.push(g);
-        }
-    }
-    out
-}
-
-/// The problem record of a position: its moves from the empty board.
-pub fn gomoku_record(g: &Gomoku) -> GameTree {
-    let w = g.width();
-    let moves = g.history_cells().map(|(c, col)| (col, g.move_of(c)));
-    GameTree::from_moves(4, w, g.height(), moves)
-}
-
-pub fn killallgo_record(g: &KillallGo) -> GameTree {
-    GameTree::from_moves(1, g.width(), g.height(), g.moves())
-}
-
-pub fn header(game: GameKind, rule: Option<Rule>, g: &impl Game, prover: Color) -> ProofHeader {
-    ProofHeader {
-        game,
-        rule,
-        size: (g.width(), g.height()),
-        prover,
-        plies: g.ply(),
-        to_move: Some(g.to_move()),
-        extra: vec![("solver".into(), "brute".into())],
-    }
-}
+use common::{
+    gomoku_key, gomoku_positions, gomoku_record, header, killallgo_positions, killallgo_record,
+    no_key, tmp_dir, Brute,
+};
 
 // ---------------------------------------------------------------------------------------
 // Running the binary
-
-fn tmp_dir(name: &str) -> PathBuf {
-    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).expect("create temp dir");
-    d
-}
 
 /// Runs `pcn verify` on files; returns (exit code, stdout, stderr).
 fn pcn_verify(files: &[PathBuf]) -> (i32, String, String) {
@@ -240,7 +61,7 @@ fn gomoku_proofs(rule: Rule, count: usize, seed: u64) -> Vec<(Gomoku, MoveTree)>
 }
 
 fn gomoku_proof_text(g: &Gomoku, t: &MoveTree, prover: Color) -> String {
-    let h = header(GameKind::Gomoku, Some(g.rule()), g, prover);
+    let h = header(GameKind::Gomoku, Some(g.rule()), g, prover, "brute");
     proof::to_sgf(&gomoku_record(g), &h, t).to_sgf()
 }
 
@@ -292,7 +113,7 @@ fn brute_force_proofs_pass_verify_library_and_binary() {
             if b.wins(&mut g, prover) == Some(true) {
                 let mut t = MoveTree::new();
                 b.prove(&mut g, prover, &mut t, 0);
-                let h = header(GameKind::KillallGo, None, &g, prover);
+                let h = header(GameKind::KillallGo, None, &g, prover, "brute");
                 let text = proof::to_sgf(&killallgo_record(&g), &h, &t).to_sgf();
                 let r = verify_text(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
                 assert_eq!(r.nodes, t.len() as u64);
@@ -577,7 +398,7 @@ fn solvers_agree_with_exhaustive_search_and_their_proofs_verify() {
                 killallgo_record(&g).to_sgf()
             );
             let mk = |mt: &MoveTree| {
-                let h = header(GameKind::KillallGo, None, &g, prover);
+                let h = header(GameKind::KillallGo, None, &g, prover, "brute");
                 proof::to_sgf(&killallgo_record(&g), &h, mt).to_sgf()
             };
             let (texts, u) = solve_all(&g, prover, truth, 300_000, &mk, &label);

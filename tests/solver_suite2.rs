@@ -4,179 +4,27 @@
 //! all seven solvers on 200+ random positions, the registry, the options and the stop flag.
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 use std::sync::atomic::AtomicBool;
 
 use pcn::game::gomoku::{Gomoku, Rule};
 use pcn::game::killallgo::{KillallGo, Variant};
-use pcn::game::{Color, Game, Move, Outcome};
-use pcn::proof::{self, GameKind, MoveTree, ProofHeader};
+use pcn::game::{Color, Game};
+use pcn::proof::{self, GameKind, MoveTree};
 use pcn::search::solver::{
     solver_by_name, PnBias, SolveResult, SolverError, SolverGame, SolverOptions, SOLVER_NAMES,
 };
 use pcn::search::Limits;
-use pcn::sgf::GameTree;
-use pcn::util::Rng;
 
 const SUITE2: [&str; 4] = ["gpn", "ews", "ppn", "ab"];
 
-// ---------------------------------------------------------------------------------------
-// Exhaustive reference (independent of the solvers)
+mod common;
 
-/// Exhaustive AND/OR search: does `prover` win? `None` when the node cap is hit. Gomoku is
-/// memoised by position; Killall-Go (superko) is searched without a memo.
-struct Brute<G> {
-    nodes: u64,
-    cap: u64,
-    memo: HashMap<(u64, u64), bool>,
-    key: fn(&G) -> Option<(u64, u64)>,
-}
-
-impl<G: Game> Brute<G> {
-    fn new(cap: u64, key: fn(&G) -> Option<(u64, u64)>) -> Self {
-        Brute {
-            nodes: 0,
-            cap,
-            memo: HashMap::new(),
-            key,
-        }
-    }
-
-    fn wins(&mut self, g: &mut G, prover: Color) -> Option<bool> {
-        self.nodes += 1;
-        if self.nodes > self.cap {
-            return None;
-        }
-        if let Some(o) = g.outcome() {
-            return Some(o == Outcome::Win(prover));
-        }
-        let k = (self.key)(g);
-        if let Some(v) = k.and_then(|k| self.memo.get(&k)) {
-            return Some(*v);
-        }
-        let mut moves = Vec::new();
-        g.legal_moves(&mut moves);
-        let or = g.to_move() == prover;
-        let mut result = !or && !moves.is_empty();
-        for m in moves {
-            g.play_unchecked(m);
-            let r = self.wins(g, prover);
-            g.undo();
-            let r = r?;
-            if or && r {
-                result = true;
-                break;
-            }
-            if !or && !r {
-                result = false;
-                break;
-            }
-        }
-        if let Some(k) = k {
-            self.memo.insert(k, result);
-        }
-        Some(result)
-    }
-}
-
-fn gomoku_key(g: &Gomoku) -> Option<(u64, u64)> {
-    Some((g.hash(), g.forced_point().map_or(u64::MAX, u64::from)))
-}
-
-fn no_key(_: &KillallGo) -> Option<(u64, u64)> {
-    None
-}
-
-fn gomoku_positions(
-    size: usize,
-    rule: Rule,
-    stones: usize,
-    count: usize,
-    seed: u64,
-) -> Vec<Gomoku> {
-    let mut rng = Rng::new(seed);
-    let mut out = Vec::new();
-    let mut legal = Vec::new();
-    let mut tries = 0;
-    while out.len() < count && tries < 50 * count {
-        tries += 1;
-        let Ok(mut g) = Gomoku::new(size, size, rule) else {
-            return out;
-        };
-        for _ in 0..stones {
-            g.legal_moves(&mut legal);
-            if legal.is_empty() {
-                break;
-            }
-            g.play_unchecked(legal[rng.below(legal.len())]);
-        }
-        if g.outcome().is_none() && g.ply() == stones {
-            out.push(g);
-        }
-    }
-    out
-}
-
-fn killallgo_positions(plies: usize, count: usize, seed: u64) -> Vec<KillallGo> {
-    let mut rng = Rng::new(seed);
-    let mut out = Vec::new();
-    let mut legal = Vec::new();
-    let mut tries = 0;
-    while out.len() < count && tries < 100 * count {
-        tries += 1;
-        let mut g = KillallGo::new(Variant::Seven);
-        while g.ply() < plies && g.outcome().is_none() {
-            g.legal_moves(&mut legal);
-            let pass = g.pass_move();
-            let board: Vec<Move> = legal.iter().copied().filter(|&m| m != pass).collect();
-            let m = if board.is_empty() {
-                pass
-            } else {
-                board[rng.below(board.len())]
-            };
-            g.play_unchecked(m);
-        }
-        if g.outcome().is_none() {
-            out.push(g);
-        }
-    }
-    out
-}
-
-fn gomoku_record(g: &Gomoku) -> GameTree {
-    let moves = g.history_cells().map(|(c, col)| (col, g.move_of(c)));
-    GameTree::from_moves(4, g.width(), g.height(), moves)
-}
-
-fn killallgo_record(g: &KillallGo) -> GameTree {
-    GameTree::from_moves(1, g.width(), g.height(), g.moves())
-}
-
-fn header(
-    game: GameKind,
-    rule: Option<Rule>,
-    g: &impl Game,
-    prover: Color,
-    solver: &str,
-) -> ProofHeader {
-    ProofHeader {
-        game,
-        rule,
-        size: (g.width(), g.height()),
-        prover,
-        plies: g.ply(),
-        to_move: Some(g.to_move()),
-        extra: vec![("solver".into(), solver.into())],
-    }
-}
-
-fn tmp_dir(name: &str) -> PathBuf {
-    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).expect("create temp dir");
-    d
-}
+use common::{
+    gomoku_key, gomoku_positions, gomoku_record, header, killallgo_positions, killallgo_record,
+    no_key, tmp_dir, Brute,
+};
 
 fn opts(mb: usize) -> SolverOptions {
     SolverOptions {

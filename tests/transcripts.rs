@@ -5,55 +5,17 @@
 //! Regenerate the expected files with `UPDATE_TRANSCRIPTS=1 cargo test --release --test
 //! transcripts`, then review the diff by hand.
 
-use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+mod common;
+
+use common::run_pcn;
 
 /// The player is pinned so the expected files stay valid when the default player changes.
 const ARGS: &[&str] = &[
     "--player", "greedy", "--nodes", "2000", "--seed", "1", "gomocup",
 ];
-
-fn run_transcript(input: &[u8]) -> (Vec<u8>, Vec<u8>, i32) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_pcn"))
-        .args(ARGS)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn pcn");
-    let mut stdin = child.stdin.take().expect("stdin");
-    let data = input.to_vec();
-    // Write on another thread so a full stdout pipe cannot deadlock us.
-    let writer = std::thread::spawn(move || {
-        let _ = stdin.write_all(&data);
-    });
-    let mut out = Vec::new();
-    let mut err = Vec::new();
-    let mut so = child.stdout.take().expect("stdout");
-    let mut se = child.stderr.take().expect("stderr");
-    let err_thread = std::thread::spawn(move || {
-        let mut e = Vec::new();
-        let _ = se.read_to_end(&mut e);
-        e
-    });
-    let t0 = Instant::now();
-    so.read_to_end(&mut out).expect("read stdout");
-    let _ = writer.join();
-    let status = loop {
-        if let Some(s) = child.try_wait().expect("wait") {
-            break s;
-        }
-        if t0.elapsed() > Duration::from_secs(30) {
-            let _ = child.kill();
-            panic!("pcn did not exit");
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    };
-    err.extend(err_thread.join().unwrap_or_default());
-    (out, err, status.code().unwrap_or(-1))
-}
 
 fn transcript_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("protocol_tests/gomocup")
@@ -72,7 +34,7 @@ fn gomocup_transcripts() {
     let mut failures = Vec::new();
     for inp in &inputs {
         let input = std::fs::read(inp).expect("read .in");
-        let (out, err, code) = run_transcript(&input);
+        let (out, err, code) = run_pcn(ARGS, &input, Duration::from_secs(30));
         let name = inp
             .file_stem()
             .unwrap_or_default()

@@ -1014,6 +1014,9 @@ impl<G: SolverGame> Solver<G> for Mcts<G> {
         };
         let mut oracle = MctsOracle {
             tt: use_tt.then_some(&t.tt),
+            nodes: &t.nodes,
+            root_ply: root.ply(),
+            path: Vec::new(),
             fallback: DfpnOracle::new(&mut dfpn, Budget::new(&limits, &stop)),
         };
         proof::build(
@@ -1043,10 +1046,54 @@ impl<G: SolverGame> Solver<G> for Mcts<G> {
     }
 }
 
-/// The MCTS side of a proof build: solved children from the table, else a DFPN re-search.
+/// The MCTS side of a proof build: a solved child in the search tree itself, else solved
+/// children from the table, else a DFPN re-search.
+///
+/// The tree is path-exact (a node is the position after its moves from the root), so its
+/// statuses are sound even where the table is off (Killall-Go with [`GhiMode::Exact`]): there
+/// the tree is the only record of the search, and without it every proof had to be found
+/// again by DFPN (measured: Killall-Go wins of MCTS left without a proof when that re-search
+/// ran out of time or nodes).
 struct MctsOracle<'a, 'b, 'c, G: SolverGame> {
     tt: Option<&'a Tt>,
+    nodes: &'a [Node],
+    root_ply: usize,
+    /// Scratch: the moves from the root to the position asked about.
+    path: Vec<Move>,
     fallback: DfpnOracle<'b, 'c, G>,
+}
+
+impl<G: SolverGame> MctsOracle<'_, '_, '_, G> {
+    /// The tree node of `g` (reached from the root by `g`'s moves since the root), if the
+    /// search expanded its way there. `g` is left as it was.
+    fn tree_node(&mut self, g: &mut G) -> Option<usize> {
+        let depth = g.ply().checked_sub(self.root_ply)?;
+        self.path.clear();
+        for _ in 0..depth {
+            match g.undo() {
+                Some(m) => self.path.push(m),
+                None => break,
+            }
+        }
+        let undone = self.path.len();
+        self.path.reverse();
+        for &m in &self.path {
+            g.play_unchecked(m);
+        }
+        if undone != depth {
+            return None;
+        }
+        let mut idx = 0usize;
+        for &m in &self.path {
+            let n = self.nodes.get(idx)?;
+            if !n.expanded {
+                return None;
+            }
+            let kids = n.first as usize..n.first as usize + n.count as usize;
+            idx = kids.into_iter().find(|&k| self.nodes[k].mv == m)?;
+        }
+        Some(idx)
+    }
 }
 
 impl<G: SolverGame> ProofOracle<G> for MctsOracle<'_, '_, '_, G> {
@@ -1058,9 +1105,29 @@ impl<G: SolverGame> ProofOracle<G> for MctsOracle<'_, '_, '_, G> {
     }
 
     fn lookup(&mut self, g: &mut G, prover: Color, result: SolveResult) -> Option<Move> {
-        let tt = self.tt?;
         let mut moves = Vec::new();
         g.legal_moves(&mut moves);
+        // The chooser's solved child in the tree (WIN for a win, LOSS for a loss).
+        let want = if result == SolveResult::Win {
+            WIN
+        } else {
+            LOSS
+        };
+        if let Some(idx) = self.tree_node(g) {
+            let n = self.nodes[idx];
+            if n.status == want && n.expanded {
+                let kids = &self.nodes[n.first as usize..n.first as usize + n.count as usize];
+                if let Some(c) = kids
+                    .iter()
+                    .filter(|c| c.status == want && moves.contains(&c.mv))
+                    // Most visited first: its subtree is the one the search built out.
+                    .max_by_key(|c| (c.expanded, c.visits))
+                {
+                    return Some(c.mv);
+                }
+            }
+        }
+        let tt = self.tt?;
         // The node's own entry may carry the move (knowledge wins).
         if let Some(e) = tt.get(key_of(g, prover)) {
             if result == SolveResult::Win && e.proven() && moves.contains(&e.best) {
