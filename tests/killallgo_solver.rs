@@ -115,7 +115,7 @@ fn mcts_proofs_come_from_its_own_tree_without_a_re_search() {
         ..SolverOptions::default()
     };
     let mut solved = 0;
-    for g in common::killallgo_positions(60, 30, 77) {
+    for g in common::killallgo_positions(80, 12, 77) {
         for prover in [Color::White, Color::Black] {
             let mut s = solver_by_name::<KillallGo>("mcts", &opts).expect("mcts");
             let stop = AtomicBool::new(false);
