@@ -73,6 +73,11 @@ struct Node {
 }
 
 impl Node {
+    /// Indices of the children in the pool (empty before expansion).
+    fn kids(&self) -> std::ops::Range<usize> {
+        self.first as usize..self.first as usize + self.count as usize
+    }
+
     fn new(mv: Move, prior: f32) -> Node {
         Node {
             mv,
@@ -210,7 +215,7 @@ impl Tree {
         let nv = n.visits + n.vloss;
         let c = su.c_puct + (((nv as u64 + 19653) / 19652) as f32).ln();
         let sqrt_n = (nv as f32).max(1.0).sqrt();
-        let kids = n.first as usize..n.first as usize + n.count as usize;
+        let kids = n.kids();
         let q_of = |ch: &Node| -> f32 {
             let mean = ch.wins / ch.visits as f32;
             match su.cost {
@@ -274,7 +279,7 @@ impl Tree {
         } else {
             (LOSS, WIN)
         };
-        let kids = &self.nodes[n.first as usize..n.first as usize + n.count as usize];
+        let kids = &self.nodes[n.kids()];
         let st = if kids.iter().any(|c| c.status == good) {
             good
         } else if kids.iter().all(|c| c.status == bad) {
@@ -400,7 +405,7 @@ impl Tree {
                 .get(root_key)
                 .and_then(|e| (e.best != NO_MOVE).then_some(e.best));
         }
-        let kids = &self.nodes[root.first as usize..root.first as usize + root.count as usize];
+        let kids = &self.nodes[root.kids()];
         // Rank by the value the root's mover sees: proven good first, then visits.
         kids.iter()
             .max_by_key(|c| {
@@ -460,7 +465,7 @@ impl<G: SolverGame> Worker<'_, G> {
                 t.nodes[idx].deferred = false;
                 self.dmoves.clear();
                 if !prover_node {
-                    let kids = n.first as usize..n.first as usize + n.count as usize;
+                    let kids = n.kids();
                     for k in kids {
                         if t.nodes[k].status == UNKNOWN {
                             self.dmoves.push((k as u32, t.nodes[k].mv));
@@ -1089,7 +1094,7 @@ impl<G: SolverGame> MctsOracle<'_, '_, '_, G> {
             if !n.expanded {
                 return None;
             }
-            let kids = n.first as usize..n.first as usize + n.count as usize;
+            let kids = n.kids();
             idx = kids.into_iter().find(|&k| self.nodes[k].mv == m)?;
         }
         Some(idx)
@@ -1116,7 +1121,7 @@ impl<G: SolverGame> ProofOracle<G> for MctsOracle<'_, '_, '_, G> {
         if let Some(idx) = self.tree_node(g) {
             let n = self.nodes[idx];
             if n.status == want && n.expanded {
-                let kids = &self.nodes[n.first as usize..n.first as usize + n.count as usize];
+                let kids = &self.nodes[n.kids()];
                 if let Some(c) = kids
                     .iter()
                     .filter(|c| c.status == want && moves.contains(&c.mv))
