@@ -38,7 +38,7 @@ use super::heuristic::CostModel;
 use super::proof::{self, satisfies, ProofOracle};
 use super::tt::{Tt, INF, NO_MOVE};
 use super::{
-    Evaluation, GhiMode, Heuristic, KnowledgeState, ProofTree, SolveEvent, SolveOutcome,
+    Evaluation, GhiMode, Heuristic, Knowledge, KnowledgeState, ProofTree, SolveEvent, SolveOutcome,
     SolveResult, SolveStats, Solver, SolverGame, SolverOptions,
 };
 use crate::game::{Color, Move, Outcome};
@@ -118,6 +118,9 @@ struct Setup {
     root_key: u64,
     c_puct: f32,
     cost: Option<CostModel>,
+    /// Values at the opponent's nodes from the replies left unproven ([`reply_value`]):
+    /// static heuristics in games with quick wins (Gomoku).
+    reply_value: bool,
 }
 
 /// What a descent found.
@@ -157,8 +160,6 @@ struct Worker<'h, G: SolverGame> {
     order: Vec<(f32, Move)>,
     /// The pending leaf's deferred knowledge is still to run.
     defer: bool,
-    /// Staged knowledge is used (see [`staged_for`]).
-    staged: bool,
     /// At a revisited opponent's node: its unsolved children (node index, move).
     dmoves: Vec<(u32, Move)>,
     /// Their wins from [`SolverGame::quick_wins_second`]: (node index, table key, move).
@@ -547,17 +548,12 @@ impl<G: SolverGame> Worker<'_, G> {
     fn evaluate(&mut self, su: &Setup) -> Option<Move> {
         self.defer = false;
         if self.g.to_move() == su.prover {
-            let win = if self.staged {
-                self.g.knowledge_win_first(&mut self.know)
-            } else {
-                self.g.knowledge_win(&mut self.know)
-            };
-            if let Some(m) = win {
+            if let Some(m) = self.g.knowledge_win_first(&mut self.know) {
                 return Some(m);
             }
-            self.defer = self.staged && G::knowledge_deferred(&self.know);
+            self.defer = G::knowledge_deferred(&self.know);
         } else {
-            self.defer = self.staged && G::defence_deferred(&self.know).is_some();
+            self.defer = G::defence_deferred(&self.know).is_some();
         }
         self.g.legal_moves(&mut self.moves);
         self.heuristic
@@ -655,6 +651,12 @@ impl<G: SolverGame> Worker<'_, G> {
             let n = t.nodes[idx];
             let mean = n.wins / n.visits.max(1) as f32;
             let b = match su.cost {
+                // The zone search may have proven replies: the reply value again, now.
+                None if su.reply_value && self.g.to_move() != su.prover && n.count > 1 => {
+                    let kids = &t.nodes[n.kids()];
+                    let open = kids.iter().filter(|c| c.status == UNKNOWN).count();
+                    Backup::Value(-reply_value(kids.len(), open))
+                }
                 // `wins` is from the view of the player who moved into the node.
                 None => Backup::Value(-mean),
                 Some(_) => Backup::Cost(mean),
@@ -705,6 +707,11 @@ impl<G: SolverGame> Worker<'_, G> {
         let e = &self.eval[0];
         let b = match (su.cost, e.cost) {
             (Some(_), Some(c)) => Backup::Cost(c[su.prover.index()]),
+            _ if su.reply_value && self.g.to_move() != su.prover && self.order.len() > 1 => {
+                // Value for the side to move (the opponent): minus the prover's.
+                let open = self.order.len() - self.quick.len();
+                Backup::Value(-reply_value(self.order.len(), open))
+            }
             _ => Backup::Value(e.value.clamp(-1.0, 1.0)),
         };
         if self.order.is_empty() {
@@ -717,14 +724,37 @@ impl<G: SolverGame> Worker<'_, G> {
     }
 }
 
-/// Whether MCTS stages its knowledge ([`SolverGame::knowledge_win_first`] and the second
-/// stages at revisits) with this heuristic: only with learned priors (a network). With the
-/// static or playout heuristics (`threat`, `uniform`) the staging was measured to cost
-/// problems (docs/solving.md, "Gomoku strength": Gomoku problem 25 solved in 1.4 s unstaged,
-/// 7 s with deferred VCT, not in 30 s with the zone search as well); with gomoku_AZ-4T it
-/// solved 9 of 14 hard problems at 20 s against 6 without.
-fn staged_for(heuristic_name: &str) -> bool {
-    !matches!(heuristic_name, "threat" | "uniform")
+/// Whether `heuristic_name` is one of the static heuristics (no network).
+fn is_static(heuristic_name: &str) -> bool {
+    matches!(heuristic_name, "threat" | "uniform")
+}
+
+/// The knowledge options MCTS runs with this heuristic. With learned priors (a network)
+/// both stages as configured: VCT at a prover node's second visit, the pass-threat zone at
+/// a defender node's `defence_visits`-th. With the static heuristics VCT runs at once
+/// (deferring it cost problems: docs/solving.md, "Gomoku strength") and the zone at a
+/// defender node's second visit, where the reply value ([`reply_value`]) is refreshed.
+fn staged_knowledge(heuristic_name: &str, k: &Knowledge) -> Knowledge {
+    if is_static(heuristic_name) {
+        Knowledge {
+            defer_vct: false,
+            defence_visits: 1,
+            ..k.clone()
+        }
+    } else {
+        k.clone()
+    }
+}
+
+/// The prover's value of a node where the opponent is to move with `replies` legal replies
+/// of which `open` are not yet proven wins for the prover (by the cheap knowledge at the
+/// node's expansion, or the pass-threat zone later): `1 - 2 ln(1 + open) / ln(1 + replies)`,
+/// from 1 (all proven) to -1 (none). A strong threat leaves few defences; Gomoku's static
+/// values cannot tell that apart, and MCTS with them dived into single lines
+/// (docs/solving.md, "Reply value").
+fn reply_value(replies: usize, open: usize) -> f32 {
+    let (n, k) = (replies as f32, open.min(replies) as f32);
+    1.0 - 2.0 * (1.0 + k).ln() / (1.0 + n).ln()
 }
 
 /// The search loop of one thread. Thread 0 (`report` set) also sends progress events.
@@ -863,6 +893,7 @@ impl<G: SolverGame> Solver<G> for Mcts<G> {
             root_key: self.root_key,
             c_puct: self.opts.c_puct,
             cost: self.heuristic.cost_model(),
+            reply_value: G::QUICK_WINS && is_static(self.heuristic.name()),
         };
         {
             let t = self.tree_mut();
@@ -893,8 +924,8 @@ impl<G: SolverGame> Solver<G> for Mcts<G> {
         let mut extra_know = 0u64;
         {
             let tree = &self.tree;
-            let knowledge = self.opts.knowledge.clone();
-            let staged = staged_for(self.heuristic.name());
+            let knowledge = staged_knowledge(self.heuristic.name(), &self.opts.knowledge);
+            self.know.opts = knowledge.clone();
             let mut w0 = Worker {
                 heuristic: &mut *self.heuristic,
                 know: std::mem::replace(&mut self.know, KnowledgeState::new(knowledge.clone())),
@@ -904,7 +935,6 @@ impl<G: SolverGame> Solver<G> for Mcts<G> {
                 order: Vec::with_capacity(512),
                 quick: Vec::new(),
                 defer: false,
-                staged,
                 dmoves: Vec::new(),
                 dwins: Vec::new(),
                 path: Vec::with_capacity(256),
@@ -926,8 +956,7 @@ impl<G: SolverGame> Solver<G> for Mcts<G> {
                             order: Vec::with_capacity(512),
                             quick: Vec::new(),
                             defer: false,
-                            staged,
-                            dmoves: Vec::new(),
+                                        dmoves: Vec::new(),
                             dwins: Vec::new(),
                             path: Vec::with_capacity(256),
                         };
