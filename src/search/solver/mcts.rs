@@ -893,7 +893,10 @@ impl<G: SolverGame> Solver<G> for Mcts<G> {
             root_key: self.root_key,
             c_puct: self.opts.c_puct,
             cost: self.heuristic.cost_model(),
-            reply_value: G::QUICK_WINS && is_static(self.heuristic.name()),
+            // Without threat searches no reply is ever proven early: nothing to count.
+            reply_value: G::QUICK_WINS
+                && is_static(self.heuristic.name())
+                && (self.opts.knowledge.vcf || self.opts.knowledge.vct),
         };
         {
             let t = self.tree_mut();
@@ -956,7 +959,7 @@ impl<G: SolverGame> Solver<G> for Mcts<G> {
                             order: Vec::with_capacity(512),
                             quick: Vec::new(),
                             defer: false,
-                                        dmoves: Vec::new(),
+                            dmoves: Vec::new(),
                             dwins: Vec::new(),
                             path: Vec::with_capacity(256),
                         };
@@ -1186,5 +1189,38 @@ impl<G: SolverGame> ProofOracle<G> for MctsOracle<'_, '_, '_, G> {
             }
         }
         None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reply_value_ranks_strong_threats_above_weak_ones() {
+        // Problem 59 after E10: 3 of 208 replies survive the quick wins below one move,
+        // 152 of 208 below another (docs/solving.md, "Reply value").
+        assert!(reply_value(208, 3) > 0.4);
+        assert!(reply_value(208, 152) < -0.8);
+        assert_eq!(reply_value(208, 0), 1.0);
+        assert_eq!(reply_value(208, 208), -1.0);
+        // Fewer open replies, higher value; bounded by ±1 even for bad counts.
+        for n in 2..300 {
+            for k in 1..=n {
+                assert!(reply_value(n, k) < reply_value(n, k - 1));
+            }
+            assert_eq!(reply_value(n, n + 5), -1.0);
+        }
+    }
+
+    #[test]
+    fn static_heuristics_run_vct_at_once_and_the_zone_at_the_second_visit() {
+        let k = Knowledge::default();
+        let s = staged_knowledge("threat", &k);
+        assert!(!s.defer_vct);
+        assert_eq!(s.defence_visits, 1);
+        assert_eq!(s.defence, k.defence);
+        let n = staged_knowledge("pcn-az", &k);
+        assert_eq!(n, k);
     }
 }
