@@ -7,6 +7,9 @@
 //! heuristic's priors and value, and backs the value up. Values:
 //! - plain/α0 heuristics: the value for the side to move at the leaf, backed up with
 //!   alternating signs (terminal: ±1);
+//! - static heuristics in games whose knowledge proves replies (Gomoku with VCF/VCT): at a
+//!   node where the prover's opponent is to move, a value from the share of replies the
+//!   knowledge left unproven ([`reply_value`]) instead of the heuristic's;
 //! - PCN heuristics ([`super::heuristic::CostModel`]): the prover's expected log10 proof cost
 //!   at the leaf (terminal: 0 if the prover won, else `bins`) plus `log10(b)` for every edge
 //!   on the path played by the disprover, clamped to `[0, bins - 1]`, added unsigned to every
