@@ -7,9 +7,10 @@
 //! heuristic's priors and value, and backs the value up. Values:
 //! - plain/α0 heuristics: the value for the side to move at the leaf, backed up with
 //!   alternating signs (terminal: ±1);
-//! - static heuristics in games whose knowledge proves replies (Gomoku with VCF/VCT): at a
-//!   node where the prover's opponent is to move, a value from the share of replies the
-//!   knowledge left unproven ([`reply_value`]) instead of the heuristic's;
+//! - in games whose knowledge proves replies (Gomoku with VCF/VCT), static and α0
+//!   heuristics alike: at a node where the prover's opponent is to move, a value from the
+//!   share of replies the knowledge left unproven ([`reply_value`]) instead of the
+//!   heuristic's;
 //! - PCN heuristics ([`super::heuristic::CostModel`]): the prover's expected log10 proof cost
 //!   at the leaf (terminal: 0 if the prover won, else `bins`) plus `log10(b)` for every edge
 //!   on the path played by the disprover, clamped to `[0, bins - 1]`, added unsigned to every
@@ -122,7 +123,7 @@ struct Setup {
     c_puct: f32,
     cost: Option<CostModel>,
     /// Values at the opponent's nodes from the replies left unproven ([`reply_value`]):
-    /// static heuristics in games with quick wins (Gomoku).
+    /// value heuristics (static or α0) in games with quick wins (Gomoku).
     reply_value: bool,
 }
 
@@ -753,8 +754,8 @@ fn staged_knowledge(heuristic_name: &str, k: &Knowledge) -> Knowledge {
 /// of which `open` are not yet proven wins for the prover (by the cheap knowledge at the
 /// node's expansion, or the pass-threat zone later): `1 - 2 ln(1 + open) / ln(1 + replies)`,
 /// from 1 (all proven) to -1 (none). A strong threat leaves few defences; Gomoku's static
-/// values cannot tell that apart, and MCTS with them dived into single lines
-/// (docs/solving.md, "Reply value").
+/// values cannot tell that apart, and MCTS with them dived into single lines; the α0
+/// network's values gain from it too (docs/solving.md, "Reply value").
 fn reply_value(replies: usize, open: usize) -> f32 {
     let (n, k) = (replies as f32, open.min(replies) as f32);
     1.0 - 2.0 * (1.0 + k).ln() / (1.0 + n).ln()
@@ -898,7 +899,7 @@ impl<G: SolverGame> Solver<G> for Mcts<G> {
             cost: self.heuristic.cost_model(),
             // Without threat searches no reply is ever proven early: nothing to count.
             reply_value: G::QUICK_WINS
-                && is_static(self.heuristic.name())
+                && self.heuristic.cost_model().is_none()
                 && (self.opts.knowledge.vcf || self.opts.knowledge.vct),
         };
         {
