@@ -68,10 +68,20 @@ impl<'a> Budget<'a> {
         }
     }
 
-    /// Whether the search must stop now. Cheap enough to call at every node: the clock is
-    /// read only every 256 nodes.
+    /// Whether the search must stop now: node limit, stop flag, and the clock, read at
+    /// every call (about 20 ns). Solver nodes differ in cost by orders of magnitude (a
+    /// Gomoku node that runs VCT takes ~50 ms, a table hit under a microsecond): reading the
+    /// clock only every 256 nodes let the αβ solver overrun a 1 s limit by 7 s after a burst
+    /// of cheap nodes, and an adaptive step has the same hole.
     #[inline]
     pub fn exhausted(&self) -> bool {
+        self.exhausted_now()
+    }
+
+    /// Like [`Budget::exhausted`], but the clock is read only every 256 nodes: for searches
+    /// whose nodes all cost about the same, well under a microsecond (the threat search's).
+    #[inline]
+    pub fn exhausted_coarse(&self) -> bool {
         if self.nodes >= self.max_nodes || self.stop.load(Ordering::Relaxed) {
             return true;
         }
@@ -81,7 +91,7 @@ impl<'a> Budget<'a> {
         }
     }
 
-    /// Like [`Budget::exhausted`] but always reads the clock (between iterations).
+    /// Node limit, stop flag and the clock (read now).
     pub fn exhausted_now(&self) -> bool {
         self.nodes >= self.max_nodes
             || self.stop.load(Ordering::Relaxed)
@@ -176,4 +186,46 @@ pub trait Searcher<G: Game>: Send {
     fn clear(&mut self) {}
     /// Caps the memory of the searcher's tables, in bytes (0 = default).
     fn set_memory(&mut self, _bytes: usize) {}
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_deadline_is_seen_at_the_first_slow_node_after_cheap_ones() {
+        // A burst of cheap nodes (table hits), then nodes of 3 ms (threat searches) against
+        // a 60 ms limit: with the clock read every 256 nodes this ran about 0.8 s.
+        let stop = AtomicBool::new(false);
+        let limits = Limits::time(Duration::from_millis(60));
+        let mut b = Budget::new(&limits, &stop);
+        while b.nodes < 300 && !b.exhausted() {
+            b.nodes += 1;
+        }
+        while !b.exhausted() {
+            std::thread::sleep(Duration::from_millis(3));
+            b.nodes += 1;
+        }
+        let t = b.elapsed();
+        assert!(t >= Duration::from_millis(60), "stopped early: {t:?}");
+        assert!(
+            t < Duration::from_millis(400),
+            "overran: {t:?} ({} nodes)",
+            b.nodes
+        );
+    }
+
+    #[test]
+    fn node_limits_and_the_stop_flag_are_checked_at_every_call() {
+        let stop = AtomicBool::new(false);
+        let limits = Limits::nodes(10);
+        let mut b = Budget::new(&limits, &stop);
+        b.nodes = 9;
+        assert!(!b.exhausted() && !b.exhausted_coarse());
+        b.nodes = 10;
+        assert!(b.exhausted() && b.exhausted_coarse());
+        b.nodes = 3;
+        stop.store(true, Ordering::Relaxed);
+        assert!(b.exhausted() && b.exhausted_coarse());
+    }
 }

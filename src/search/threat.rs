@@ -524,7 +524,7 @@ impl Search<'_, '_, '_> {
         if self.g.outcome().is_some() {
             return None;
         }
-        if self.budget.exhausted() {
+        if self.budget.exhausted_coarse() {
             self.aborted = true;
             return None;
         }
@@ -802,7 +802,7 @@ impl Search<'_, '_, '_> {
         }
         let mut first: Option<RevLine> = None;
         for q in defences {
-            if self.budget.exhausted() {
+            if self.budget.exhausted_coarse() {
                 self.aborted = true;
                 return None;
             }
