@@ -98,8 +98,6 @@ pub struct Dfpn<G: SolverGame> {
     /// A network in [`NetMode::Hybrid`]: it only orders the moves of nodes within
     /// [`SolverOptions::net_depth`] plies of the root; the static rules do the rest.
     hybrid: bool,
-    /// The heuristic is a network (slow nodes: check the clock at every node).
-    slow_nodes: bool,
 }
 
 struct Ctx<'a, 'b> {
@@ -119,13 +117,12 @@ impl<G: SolverGame> Dfpn<G> {
         let own_heuristic = heuristic
             .as_ref()
             .is_none_or(|h| h.name() == G::default_heuristic(&opts).name());
-        let slow_nodes = heuristic
+        let network = heuristic
             .as_ref()
             .is_some_and(|h| h.has_cost() || h.value_window());
         // Only networks are slow; the game's own heuristic keeps the exact paper-free path.
-        let hybrid = G::ORDER_HINTS && slow_nodes && opts.net_mode == NetMode::Hybrid;
+        let hybrid = G::ORDER_HINTS && network && opts.net_mode == NetMode::Hybrid;
         Dfpn {
-            slow_nodes,
             opts,
             heuristic,
             know,
@@ -457,13 +454,7 @@ impl<G: SolverGame> Dfpn<G> {
             pn = p;
             dn = d;
             best = b;
-            // Network heuristics make nodes slow: read the clock at every node then.
-            let out = if self.slow_nodes {
-                ctx.budget.exhausted_now()
-            } else {
-                ctx.budget.exhausted()
-            };
-            if pn == 0 || dn == 0 || pn >= tp || dn >= td || out {
+            if pn == 0 || dn == 0 || pn >= tp || dn >= td || ctx.budget.exhausted() {
                 break;
             }
             if ctx.budget.nodes & 0x3fff == 0 {
