@@ -310,7 +310,7 @@ mod tests {
             _on_event: &mut dyn FnMut(&SearchEvent),
         ) -> SearchResult {
             let budget = Budget::new(&Limits::default(), stop);
-            while !budget.exhausted_now() {
+            while !budget.exhausted() {
                 std::thread::sleep(Duration::from_millis(1));
             }
             let mut legal = Vec::new();

@@ -861,7 +861,7 @@ impl Searcher<Gomoku> for AlphaBeta {
                 // A proven win is final; a proven loss too (the longest defence is kept).
                 break;
             }
-            if budget.exhausted_now() {
+            if budget.exhausted() {
                 break;
             }
         }

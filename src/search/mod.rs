@@ -75,7 +75,9 @@ impl<'a> Budget<'a> {
     /// of cheap nodes, and an adaptive step has the same hole.
     #[inline]
     pub fn exhausted(&self) -> bool {
-        self.exhausted_now()
+        self.nodes >= self.max_nodes
+            || self.stop.load(Ordering::Relaxed)
+            || self.deadline.is_some_and(|d| Instant::now() >= d)
     }
 
     /// Like [`Budget::exhausted`], but the clock is read only every 256 nodes: for searches
@@ -89,13 +91,6 @@ impl<'a> Budget<'a> {
             Some(d) if self.nodes & 255 == 0 => Instant::now() >= d,
             _ => false,
         }
-    }
-
-    /// Node limit, stop flag and the clock (read now).
-    pub fn exhausted_now(&self) -> bool {
-        self.nodes >= self.max_nodes
-            || self.stop.load(Ordering::Relaxed)
-            || self.deadline.is_some_and(|d| Instant::now() >= d)
     }
 
     /// Time since the search started.

@@ -229,7 +229,7 @@ impl<G: SolverGame> Solver<G> for AbSolver<G> {
         let max_depth = limits.depth.unwrap_or(MAX_DEPTH).max(1);
         let mut status = terminal_status(&g, prover).unwrap_or(UNKNOWN);
         let mut depth = 1;
-        while status == UNKNOWN && depth <= max_depth && !budget.exhausted_now() {
+        while status == UNKNOWN && depth <= max_depth && !budget.exhausted() {
             status = self.search(&mut g, prover, depth, hist, 0, &mut budget, on_event);
             if self.aborted {
                 break;

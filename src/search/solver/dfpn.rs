@@ -598,7 +598,7 @@ impl<G: SolverGame> Solver<G> for Dfpn<G> {
             root_key,
         };
         let (mut pn, mut dn) = (1, 1);
-        while pn != 0 && dn != 0 && !ctx.budget.exhausted_now() {
+        while pn != 0 && dn != 0 && !ctx.budget.exhausted() {
             (pn, dn) = self.mid(&mut g, INF, INF, 0, &mut ctx);
         }
         let result = if pn == 0 {
@@ -742,7 +742,7 @@ impl<G: SolverGame> ProofOracle<G> for DfpnOracle<'_, '_, G> {
         };
         let (mut pn, mut dn) = (1, 1);
         self.dfpn.know_in_budget = true;
-        while pn != 0 && dn != 0 && !ctx.budget.exhausted_now() {
+        while pn != 0 && dn != 0 && !ctx.budget.exhausted() {
             (pn, dn) = self.dfpn.mid(g, INF, INF, 0, &mut ctx);
         }
         self.dfpn.know_in_budget = false;

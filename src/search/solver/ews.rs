@@ -455,7 +455,7 @@ impl<G: SolverGame> Solver<G> for Ews<G> {
         self.nodes.push(Node::new(NO_MOVE));
         let mut budget = Budget::new(limits, stop);
         let mut last_report = Instant::now();
-        while self.nodes[0].status == UNKNOWN && !budget.exhausted_now() {
+        while self.nodes[0].status == UNKNOWN && !budget.exhausted() {
             if !self.iterate(&mut g, prover, root_hist, &mut budget) {
                 break;
             }

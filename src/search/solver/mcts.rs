@@ -127,6 +127,14 @@ struct Setup {
     reply_value: bool,
 }
 
+impl Setup {
+    /// Whether a node with `to_move` to play and `replies` children takes the reply value:
+    /// the opponent's nodes with a choice, when [`Setup::reply_value`] is on.
+    fn reply_value_at(&self, to_move: Color, replies: usize) -> bool {
+        self.reply_value && to_move != self.prover && replies > 1
+    }
+}
+
 /// What a descent found.
 enum Leaf {
     /// A value to back up now (solved node, terminal, table hit).
@@ -656,7 +664,7 @@ impl<G: SolverGame> Worker<'_, G> {
             let mean = n.wins / n.visits.max(1) as f32;
             let b = match su.cost {
                 // The zone search may have proven replies: the reply value again, now.
-                None if su.reply_value && self.g.to_move() != su.prover && n.count > 1 => {
+                None if su.reply_value_at(self.g.to_move(), n.count as usize) => {
                     let kids = &t.nodes[n.kids()];
                     let open = kids.iter().filter(|c| c.status == UNKNOWN).count();
                     Backup::Value(-reply_value(kids.len(), open))
@@ -711,7 +719,7 @@ impl<G: SolverGame> Worker<'_, G> {
         let e = &self.eval[0];
         let b = match (su.cost, e.cost) {
             (Some(_), Some(c)) => Backup::Cost(c[su.prover.index()]),
-            _ if su.reply_value && self.g.to_move() != su.prover && self.order.len() > 1 => {
+            _ if su.reply_value_at(self.g.to_move(), self.order.len()) => {
                 // Value for the side to move (the opponent): minus the prover's.
                 let open = self.order.len() - self.quick.len();
                 Backup::Value(-reply_value(self.order.len(), open))
@@ -780,7 +788,7 @@ fn run_worker<G: SolverGame>(
         {
             let Ok(mut b) = budget.lock() else { return };
             // Simulations are slow (playouts, networks): read the clock every time.
-            if b.exhausted_now() {
+            if b.exhausted() {
                 return;
             }
             b.nodes += 1;

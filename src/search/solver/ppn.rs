@@ -340,7 +340,7 @@ impl<G: SolverGame> Solver<G> for Ppn<G> {
         let mut budget = Budget::new(limits, stop);
         let mut last_report = Instant::now();
         // Expansions add many nodes at once: read the clock every iteration.
-        while self.nodes[0].status == UNKNOWN && !budget.exhausted_now() {
+        while self.nodes[0].status == UNKNOWN && !budget.exhausted() {
             if !self.iterate(&mut g, prover, root_hist, &mut budget) {
                 break;
             }
