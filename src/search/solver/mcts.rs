@@ -1255,7 +1255,7 @@ mod tests {
         assert!(!s.defer_vct);
         assert_eq!(s.defence_visits, 1);
         assert_eq!(s.defence, k.defence);
-        let n = staged_knowledge("pcn-az", &k);
+        let n = staged_knowledge("alphazero", &k);
         assert_eq!(n, k);
     }
 }
