@@ -14,7 +14,7 @@ use pcn::nn::eval::{BatchingEvaluator, RandomEvaluator};
 use pcn::nn::{Evaluator, NetGame, NetInfo, NetKind};
 use pcn::search::solver::net::NetHeuristic;
 use pcn::search::solver::{
-    solver_by_name, solver_with_heuristic, Knowledge, NetMode, SolveResult, SolverGame,
+    solver_by_name, solver_with_heuristic, Heuristic, Knowledge, NetMode, SolveResult, SolverGame,
     SolverOptions,
 };
 use pcn::search::Limits;
@@ -75,6 +75,8 @@ fn solve(
         None => solver_by_name::<Gomoku>(name, &o).expect("solver"),
         Some(e) => {
             let h = NetHeuristic::new(e, 2, g, 1 << 12).expect("fits");
+            // A network: MCTS keeps the reference exploration and staging for it.
+            assert!(h.learned());
             solver_with_heuristic::<Gomoku>(name, &o, Box::new(h)).expect("solver")
         }
     };

@@ -77,6 +77,14 @@ pub trait Heuristic<G: Game>: Send {
         false
     }
 
+    /// Whether the priors and values are learned (a network) rather than static knowledge
+    /// (uniform, threat tables, the Killall-Go order). MCTS stages its knowledge and sets
+    /// its exploration by this: flat static priors need the cheap knowledge at once and
+    /// less exploration.
+    fn learned(&self) -> bool {
+        false
+    }
+
     /// An independent copy for another search thread (sharing caches/evaluators where it
     /// can), or `None` when the heuristic cannot be shared (the solver then runs one thread).
     fn fork(&self) -> Option<Box<dyn Heuristic<G>>> {

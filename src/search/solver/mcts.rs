@@ -736,18 +736,14 @@ impl<G: SolverGame> Worker<'_, G> {
     }
 }
 
-/// Whether `heuristic_name` is one of the static heuristics (no network).
-fn is_static(heuristic_name: &str) -> bool {
-    matches!(heuristic_name, "threat" | "uniform")
-}
-
 /// The knowledge options MCTS runs with this heuristic. With learned priors (a network)
 /// both stages as configured: VCT at a prover node's second visit, the pass-threat zone at
 /// a defender node's `defence_visits`-th. With the static heuristics VCT runs at once
 /// (deferring it cost problems: docs/solving.md, "Gomoku strength") and the zone at a
 /// defender node's second visit, where the reply value ([`reply_value`]) is refreshed.
-fn staged_knowledge(heuristic_name: &str, k: &Knowledge) -> Knowledge {
-    if is_static(heuristic_name) {
+/// `learned`: [`Heuristic::learned`].
+fn staged_knowledge(learned: bool, k: &Knowledge) -> Knowledge {
+    if !learned {
         Knowledge {
             defer_vct: false,
             defence_visits: 1,
@@ -762,9 +758,9 @@ fn staged_knowledge(heuristic_name: &str, k: &Knowledge) -> Knowledge {
 /// of it with a static heuristic under the reply value (Gomoku without a network). The
 /// threat-table priors are nearly flat (0.005 to 0.011 over 200 moves), so exploration
 /// spread the search over many quiet moves; halving it solved problem 71 too (30 → 31 of 39)
-/// (docs/solving.md, "After the reply value").
-fn c_puct_for(heuristic_name: &str, reply_value: bool, c_puct: f32) -> f32 {
-    if reply_value && is_static(heuristic_name) {
+/// (docs/solving.md, "After the reply value"). `learned`: [`Heuristic::learned`].
+fn c_puct_for(learned: bool, reply_value: bool, c_puct: f32) -> f32 {
+    if reply_value && !learned {
         c_puct * 0.5
     } else {
         c_puct
@@ -920,7 +916,7 @@ impl<G: SolverGame> Solver<G> for Mcts<G> {
             root_mover,
             use_tt: self.use_tt,
             root_key: self.root_key,
-            c_puct: c_puct_for(self.heuristic.name(), reply_value, self.opts.c_puct),
+            c_puct: c_puct_for(self.heuristic.learned(), reply_value, self.opts.c_puct),
             cost: self.heuristic.cost_model(),
             reply_value,
         };
@@ -953,7 +949,7 @@ impl<G: SolverGame> Solver<G> for Mcts<G> {
         let mut extra_know = 0u64;
         {
             let tree = &self.tree;
-            let knowledge = staged_knowledge(self.heuristic.name(), &self.opts.knowledge);
+            let knowledge = staged_knowledge(self.heuristic.learned(), &self.opts.knowledge);
             self.know.opts = knowledge.clone();
             let mut w0 = Worker {
                 heuristic: &mut *self.heuristic,
@@ -1241,21 +1237,28 @@ mod tests {
 
     #[test]
     fn static_heuristics_explore_less_under_the_reply_value() {
-        assert_eq!(c_puct_for("threat", true, 1.5), 0.75);
-        assert_eq!(c_puct_for("uniform", true, 1.5), 0.75);
+        use crate::game::gomoku::Gomoku;
+        use crate::search::solver::heuristic::UniformPlayout;
+        // The static heuristics say so (the network's `learned` is checked in
+        // tests/nn_solver.rs).
+        let threat = Gomoku::default_heuristic(&SolverOptions::default());
+        let uniform: Box<dyn Heuristic<Gomoku>> =
+            Box::new(UniformPlayout::new(&SolverOptions::default()));
+        assert!(!threat.learned() && !uniform.learned());
+        assert_eq!(c_puct_for(threat.learned(), true, 1.5), 0.75);
         // Networks, and games without the reply value, keep the reference constant.
-        assert_eq!(c_puct_for("alphazero", true, 1.5), 1.5);
-        assert_eq!(c_puct_for("threat", false, 1.5), 1.5);
+        assert_eq!(c_puct_for(true, true, 1.5), 1.5);
+        assert_eq!(c_puct_for(false, false, 1.5), 1.5);
     }
 
     #[test]
     fn static_heuristics_run_vct_at_once_and_the_zone_at_the_second_visit() {
         let k = Knowledge::default();
-        let s = staged_knowledge("threat", &k);
+        let s = staged_knowledge(false, &k);
         assert!(!s.defer_vct);
         assert_eq!(s.defence_visits, 1);
         assert_eq!(s.defence, k.defence);
-        let n = staged_knowledge("alphazero", &k);
+        let n = staged_knowledge(true, &k);
         assert_eq!(n, k);
     }
 }

@@ -229,6 +229,10 @@ impl<G: Game> Heuristic<G> for NetHeuristic<G> {
         }
     }
 
+    fn learned(&self) -> bool {
+        true
+    }
+
     fn evaluate_batch(&mut self, positions: &[&G], out: &mut [Evaluation]) {
         let n = positions.len().min(out.len());
         self.decoded.resize_with(n, Decoded::default);
