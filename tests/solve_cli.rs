@@ -273,3 +273,42 @@ fn shared_problem_proof_verifies() {
     let ver = pcn(&["verify", bad.to_str().unwrap()], None);
     assert_eq!(ver.status.code(), Some(1));
 }
+
+/// Plain `dfpn` uses no network: with `--net` it says so on stderr (and still solves); the
+/// focused DFPN that does use it says nothing of the kind.
+#[test]
+fn dfpn_says_it_ignores_the_network() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared");
+    // Problem 9: both prove it at once (the threat search at the root).
+    let p = root.join("problems/gomoku/9.sgf");
+    let model = root.join("pcn/models/gomoku_AZ-4T");
+    if !p.exists() || !model.is_dir() {
+        eprintln!("SKIP: {} or {} not found", p.display(), model.display());
+        return;
+    }
+    for (solver, says) in [("dfpn", true), ("fdfpn", false)] {
+        let o = pcn(
+            &[
+                "solve",
+                "--solver",
+                solver,
+                "--net",
+                model.to_str().unwrap(),
+                "--symmetries",
+                "1",
+                "--time",
+                "60",
+                p.to_str().unwrap(),
+            ],
+            None,
+        );
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(0), "{solver}: {err}");
+        assert_eq!(
+            err.contains("dfpn uses no network"),
+            says,
+            "{solver}: {err}"
+        );
+        assert_eq!(lines(&o)[0]["result"], "win", "{solver}");
+    }
+}

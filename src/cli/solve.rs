@@ -344,6 +344,10 @@ pub fn run(args: SolveArgs) -> i32 {
             args.solver, args.threads
         );
     }
+    if net.is_some() && args.solver.eq_ignore_ascii_case("dfpn") {
+        // Plain DFPN orders by mobility only; a network is what makes it focused DFPN.
+        eprintln!("pcn solve: dfpn uses no network; --net is ignored (fdfpn is DFPN with it)");
+    }
     let knowledge = Knowledge {
         vcf: args.vcf == OnOff::On,
         vct: args.vct == OnOff::On,
