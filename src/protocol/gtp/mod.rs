@@ -573,18 +573,32 @@ impl<G: GtpGame, W: Write> Gtp<G, W> {
     }
 
     fn loadsgf(&mut self, file: &str, n: Option<u64>) -> Reply {
-        let fail = || "cannot load file".to_string();
-        let meta = std::fs::metadata(file).map_err(|_| fail())?;
-        if meta.len() > MAX_SGF_BYTES {
-            return Err(fail());
+        // GTP's failure text, then why (GUIs show the whole line; one line only).
+        let fail = |why: String| format!("cannot load file: {}", why.replace(['\r', '\n'], " "));
+        let io = |e: std::io::Error| {
+            fail(match e.kind() {
+                std::io::ErrorKind::NotFound => "no such file".to_string(),
+                std::io::ErrorKind::PermissionDenied => "permission denied".to_string(),
+                _ => format!("unreadable ({e})"),
+            })
+        };
+        let meta = std::fs::metadata(file).map_err(io)?;
+        if !meta.is_file() {
+            return Err(fail("not a file".into()));
         }
-        let bytes = std::fs::read(file).map_err(|_| fail())?;
-        let tree = GameTree::parse_bytes(&bytes).map_err(|_| fail())?;
+        if meta.len() > MAX_SGF_BYTES {
+            return Err(fail(format!("larger than {MAX_SGF_BYTES} bytes")));
+        }
+        let bytes = std::fs::read(file).map_err(io)?;
+        let tree = GameTree::parse_bytes(&bytes).map_err(|e| fail(e.to_string()))?;
         // `loadsgf f n`: the position before move n.
         let max = n.map_or(usize::MAX, |n| {
             n.saturating_sub(1).min(usize::MAX as u64) as usize
         });
-        let g = self.game.load_sgf(&tree, max).map_err(|_| fail())?;
+        let g = self
+            .game
+            .load_sgf(&tree, max)
+            .map_err(|e| fail(e.to_string()))?;
         if let Ok(Some(k)) = tree.komi() {
             self.komi = k as f64;
         }
