@@ -39,40 +39,10 @@ pub fn wins_at(g: &Gomoku, cell: usize, color: Color) -> bool {
 }
 
 /// 4T: the number of distinct completion points `color` would get by playing the empty
-/// `cell`: empty cells of five-cell windows through `cell`, on the board, free of opponent
-/// stones, holding four stones of `color` (the rule text of the shared README, §7.1).
+/// `cell` (see [`Gomoku::four_t_completions`]).
+#[inline]
 pub fn four_t_completions(g: &Gomoku, cell: usize, color: Color) -> usize {
-    let own = color.index() as u8 + 1;
-    let mut found = [0usize; 8];
-    let mut n = 0;
-    for d in 0..4 {
-        let delta = g.delta(d);
-        for start in -4isize..=0 {
-            let mut count = 0;
-            let mut empty = usize::MAX;
-            let mut ok = true;
-            for i in start..start + 5 {
-                let q = (cell as isize + i * delta) as usize;
-                if q == cell {
-                    count += 1;
-                    continue;
-                }
-                match g.cell_value(q) {
-                    v if v == own => count += 1,
-                    EMPTY => empty = q,
-                    _ => {
-                        ok = false;
-                        break;
-                    }
-                }
-            }
-            if ok && count == 4 && empty != usize::MAX && !found[..n].contains(&empty) && n < 8 {
-                found[n] = empty;
-                n += 1;
-            }
-        }
-    }
-    n
+    g.four_t_completions(cell, color)
 }
 
 /// Whether `color` may play the empty `cell` (renju forbidden points; a five is always allowed).

@@ -126,6 +126,9 @@ pub struct Gomoku {
     stride: usize,
     narrow: bool,
     table: &'static [u16],
+    /// 4T completion points per narrow line key ([`pattern::four_t_table`]); empty under
+    /// the other rules, which never read it.
+    four_t: &'static [u16],
     cells: Vec<u8>,
     keys: Vec<[u32; 4]>,
     pats: Vec<[u16; 4]>,
@@ -180,6 +183,11 @@ impl Gomoku {
             stride,
             narrow: fr.narrow,
             table: pattern::table(fr),
+            four_t: if rule == Rule::FourT {
+                pattern::four_t_table()
+            } else {
+                &[]
+            },
             cells: vec![WALL; stride * rows],
             keys: vec![[0; 4]; stride * rows],
             pats: vec![[0; 4]; stride * rows],
@@ -360,35 +368,38 @@ impl Gomoku {
         }
     }
 
-    /// 4T completion points made by `color`'s stone at `cell` (at most a few; deduplicated).
+    /// 4T: the number of distinct completion points `color` gets by playing the empty `cell`
+    /// (empty cells of five-cell windows through `cell`, on the board, free of opponent
+    /// stones, holding four stones of `color`: the rule text of the shared README, §7.1),
+    /// capped at 3 per direction, and the first of them (or NONE). Windows in different
+    /// directions share only `cell`, so the per-direction counts add up. Only under 4T.
+    #[inline]
     fn completion_points(&self, cell: usize, color: Color) -> (usize, u16) {
-        let own = color.index() as u8 + 1;
-        let mut found = [0u16; 8];
+        let s = 8 * color.index();
         let mut n = 0;
+        let mut first = NONE;
         for d in 0..4 {
-            let delta = self.delta(d);
-            for start in -4isize..=0 {
-                let mut count = 0;
-                let mut empty = NONE;
-                let mut ok = true;
-                for i in start..start + 5 {
-                    let q = (cell as isize + i * delta) as usize;
-                    match self.cells[q] {
-                        v if v == own => count += 1,
-                        EMPTY => empty = q as u16,
-                        _ => {
-                            ok = false;
-                            break;
-                        }
-                    }
-                }
-                if ok && count == 4 && empty != NONE && !found[..n].contains(&empty) && n < 8 {
-                    found[n] = empty;
-                    n += 1;
-                }
+            let v = (self.four_t[table_index(self.keys[cell][d], true)] >> s) & 0xFF;
+            let c = (v & 3) as usize;
+            if c > 0 && n == 0 {
+                let off = (v >> 4) as isize - 4;
+                first = (cell as isize + off * self.delta(d)) as u16;
             }
+            n += c;
         }
-        (n, if n > 0 { found[0] } else { NONE })
+        (n, first)
+    }
+
+    /// 4T: how many distinct completion points `color` would get by playing the empty
+    /// `cell` (see the rule in the shared README, §7.1): two or more win at once, one forces
+    /// the opponent's reply. Directions with more than three count three. Zero under the
+    /// other rules.
+    #[inline]
+    pub fn four_t_completions(&self, cell: usize, color: Color) -> usize {
+        if self.rule != Rule::FourT {
+            return 0;
+        }
+        self.completion_points(cell, color).0
     }
 
     /// Places a stone of `color` (setup: protocol BOARD, SGF), after which the other colour is
@@ -499,9 +510,7 @@ impl Game for Gomoku {
         let cell = self.cell_of(m);
         let color = self.to_move;
         let (won, forced) = if self.rule == Rule::FourT {
-            self.cells[cell] = color.index() as u8 + 1;
             let (n, f) = self.completion_points(cell, color);
-            self.cells[cell] = EMPTY;
             (n >= 2, if n == 1 { f } else { NONE })
         } else {
             (self.makes_five(cell, color), NONE)
@@ -584,6 +593,81 @@ mod tests {
 
     fn mv(g: &Gomoku, s: &str) -> Move {
         g.parse_gtp(s).expect("vertex")
+    }
+
+    /// The rule text of 4T (shared README §7.1) as a plain scan: distinct empty cells of
+    /// five-cell windows through `cell` holding four stones of `color` (with `cell`) and no
+    /// opponent stone or wall. The oracle of the table-driven [`Gomoku::four_t_completions`].
+    fn completions_by_scan(g: &Gomoku, cell: usize, color: Color) -> (usize, Vec<usize>) {
+        let own = color.index() as u8 + 1;
+        let mut found = Vec::new();
+        for d in 0..4 {
+            let delta = g.delta(d);
+            for start in -4isize..=0 {
+                let mut count = 0;
+                let mut empty = None;
+                let mut ok = true;
+                for i in start..start + 5 {
+                    let q = (cell as isize + i * delta) as usize;
+                    match g.cells[q] {
+                        _ if q == cell => count += 1,
+                        v if v == own => count += 1,
+                        EMPTY => empty = Some(q),
+                        _ => ok = false,
+                    }
+                }
+                if let (true, 4, Some(e)) = (ok, count, empty) {
+                    if !found.contains(&e) {
+                        found.push(e);
+                    }
+                }
+            }
+        }
+        (found.len(), found)
+    }
+
+    #[test]
+    fn four_t_completions_match_the_rule_scan() {
+        // Dense random boards (both colours, edges included) so that fours, open fours,
+        // double fours in one line and blocked windows all occur; every empty cell, both colours.
+        let mut rng = crate::util::Rng::new(0x4747);
+        let mut checked = [0usize; 3];
+        for board in 0..300 {
+            let size = 5 + board % 11;
+            let mut g = Gomoku::new(size, size, Rule::FourT).unwrap();
+            let fill = 20 + rng.below(50);
+            for c in g.cell_range() {
+                if g.cells[c] == EMPTY && rng.below(100) < fill {
+                    let color = if rng.below(2) == 0 {
+                        Color::Black
+                    } else {
+                        Color::White
+                    };
+                    let v = color.index() as u32 + 1;
+                    g.cells[c] = v as u8;
+                    g.update_lines(c, v);
+                }
+            }
+            for c in g.cell_range() {
+                if g.cells[c] != EMPTY {
+                    continue;
+                }
+                for color in [Color::Black, Color::White] {
+                    let (n, pts) = completions_by_scan(&g, c, color);
+                    let (tn, first) = g.completion_points(c, color);
+                    assert_eq!(tn, n, "count at {c} for {color:?}");
+                    if n == 1 {
+                        assert_eq!(first as usize, pts[0], "forced point at {c}");
+                    }
+                    if n == 0 {
+                        assert_eq!(first, NONE);
+                    }
+                    checked[n.min(2)] += 1;
+                }
+            }
+        }
+        // The sample must exercise every case, or the test proves little.
+        assert!(checked.iter().all(|&k| k > 100), "{checked:?}");
     }
 
     #[test]

@@ -254,6 +254,63 @@ pub fn table(rule: FiveRule) -> &'static [u16] {
     TABLES[slot].get_or_init(|| build(rule))
 }
 
+/// 4T completion points in one direction, per narrow line key (offsets ±4, the centre holding
+/// the stone being placed): for each colour a byte, bits 0-1 the number of distinct empty
+/// cells that complete a five-cell window of four own stones free of opponent stones and
+/// walls (capped at 3), bits 4-7 the first such cell's offset + 4 (windows scanned from the
+/// leftmost). Lets the 4T rule read a move's completion points with four lookups instead of
+/// scanning twenty windows (the scan was a third of the threat search's time).
+fn build_four_t() -> Box<[u16]> {
+    let mut out = vec![0u16; 1 << 16].into_boxed_slice();
+    for (idx, entry) in out.iter_mut().enumerate() {
+        // Offsets -4..=4 from slots 1..=8 of the wide key; the centre is filled per colour.
+        let key = (idx as u32) << 2;
+        for (ci, own) in [BLACK, WHITE].into_iter().enumerate() {
+            let line = line_of(key, own);
+            // line[5] is the centre; offset o sits at line[5 + o].
+            let mut found = [0i32; 3];
+            let mut n = 0;
+            for start in -4i32..=0 {
+                let mut count = 0;
+                let mut empty = None;
+                let mut ok = true;
+                for o in start..start + 5 {
+                    match line[(5 + o) as usize] {
+                        v if v == own => count += 1,
+                        EMPTY => empty = Some(o),
+                        _ => {
+                            ok = false;
+                            break;
+                        }
+                    }
+                }
+                if let (true, 4, Some(e)) = (ok, count, empty) {
+                    if !found[..n].contains(&e) && n < 3 {
+                        found[n] = e;
+                        n += 1;
+                    }
+                }
+            }
+            let byte = n as u16
+                | if n > 0 {
+                    ((found[0] + 4) as u16) << 4
+                } else {
+                    0
+                };
+            *entry |= byte << (8 * ci);
+        }
+    }
+    out
+}
+
+static FOUR_T: OnceCell<Box<[u16]>> = OnceCell::new();
+
+/// The shared 4T completion table (see [`build_four_t`]), indexed like the narrow pattern
+/// tables: `table_index(key, true)`.
+pub fn four_t_table() -> &'static [u16] {
+    FOUR_T.get_or_init(build_four_t)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
