@@ -29,13 +29,15 @@ use crate::game::{Color, Game, Move, Outcome};
 /// line, or fours in two lines).
 #[inline]
 pub fn wins_at(g: &Gomoku, cell: usize, color: Color) -> bool {
-    let p = g.patterns(cell, color);
+    if !g.makes_four(cell, color) {
+        return false;
+    }
     if g.rule() == Rule::FourT {
         // 4T never checks fives; two completion points win (a five-making move included,
         // when its five-cell windows leave two empty points).
-        return p.iter().any(|&x| x >= Pattern::B4) && four_t_completions(g, cell, color) >= 2;
+        return four_t_completions(g, cell, color) >= 2;
     }
-    p.contains(&Pattern::F5)
+    g.makes_five(cell, color)
 }
 
 /// 4T: the number of distinct completion points `color` would get by playing the empty

@@ -302,6 +302,15 @@ impl Gomoku {
         ]
     }
 
+    /// Whether `color` playing the empty `cell` makes a four or better (`B4`, `F4`, `F5`) in
+    /// some direction: one bit test over the four packed patterns (those are the only
+    /// patterns with bit 3 set), for board scans that look for winning points.
+    #[inline(always)]
+    pub fn makes_four(&self, cell: usize, color: Color) -> bool {
+        let p = &self.pats[cell];
+        ((p[0] | p[1] | p[2] | p[3]) >> (8 * color.index())) & 0x08 != 0
+    }
+
     /// The raw line key of `cell` in direction `d` (see [`pattern`]).
     #[inline(always)]
     pub fn line_key(&self, cell: usize, d: usize) -> u32 {
@@ -656,6 +665,8 @@ mod tests {
                     let (n, pts) = completions_by_scan(&g, c, color);
                     let (tn, first) = g.completion_points(c, color);
                     assert_eq!(tn, n, "count at {c} for {color:?}");
+                    let four = g.patterns(c, color).iter().any(|&x| x >= Pattern::B4);
+                    assert_eq!(g.makes_four(c, color), four, "makes_four at {c}");
                     if n == 1 {
                         assert_eq!(first as usize, pts[0], "forced point at {c}");
                     }
