@@ -873,11 +873,11 @@ pub fn speed_report_on(label: &str, positions: &[Gomoku], node_cap: u64) -> Stri
     out
 }
 
-/// Measures VCF and VCT speed (nodes per second) on sampled freestyle and renju middle-game
+/// Measures VCF and VCT speed (nodes per second) on sampled freestyle, renju and 4T middle-game
 /// positions (see [`sample_positions`]); one line per rule and search kind.
 pub fn speed_report() -> String {
     let mut out = String::new();
-    for rule in [Rule::Freestyle, Rule::Renju] {
+    for rule in [Rule::Freestyle, Rule::Renju, Rule::FourT] {
         let positions = sample_positions(rule, 40, 0x5EED_0001);
         out.push_str(&speed_report_on(rule.name(), &positions, 200_000));
     }
