@@ -180,11 +180,13 @@ fn prove_option_stdin_and_exit_zero() {
 
 #[test]
 fn usage_errors_exit_2() {
-    let cases: [&[&str]; 6] = [
+    let cases: [&[&str]; 8] = [
         &["solve", "--net", "weights.safetensors", "-"],
         &["solve", "--solver", "alphabeta", "-"],
         &["solve", "--rule", "go", "-"],
         &["solve", "--vcf", "maybe", "-"],
+        &["solve", "--benson", "maybe", "-"],
+        &["solve", "--own-eye-ban", "1", "-"],
         &["solve", "--time", "-1", "-"],
         &["solve"],
     ];
@@ -223,6 +225,76 @@ fn missing_file_and_unsupported_game_are_error_lines() {
         .iter()
         .all(|r| r["result"] == "error" && r["error"].is_string()));
     assert!(!String::from_utf8_lossy(&o.stderr).contains("panicked"));
+}
+
+/// A 7x7 Killall-Go record (80 plies) in which White's block became unconditionally alive at
+/// move 58: under the paper's rules the game ended there, so the record does not replay.
+const KILLALLGO_AFTER_BENSON: &str = "(;FF[4]GM[1]SZ[7];B[gb];W[];B[ab];W[bd];B[fe];W[db];B[ba];\
+W[ae];B[fa];W[ce];B[da];W[gf];B[cb];W[ee];B[fg];W[eg];B[bf];W[ag];B[df];W[dc];B[be];W[cg];\
+B[ef];W[eb];B[ca];W[ec];B[fc];W[dg];B[ac];W[ed];B[aa];W[gd];B[fd];W[bg];B[gg];W[bc];B[dd];\
+W[cf];B[ge];W[cc];B[cd];W[ad];B[ga];W[bb];B[de];W[af];B[bf];W[be];B[ff];W[fb];B[ea];W[gc];\
+B[gb];W[ac];B[ca];W[aa];B[cb];W[gc];B[ba];W[ea];B[ga];W[fa];B[gb];W[ga];B[gd];W[gf];B[gd];\
+W[fe];B[ge];W[gb];B[df];W[da];B[gg];W[ff];B[de];W[fg];B[fc];W[dd];B[cb];W[ef])";
+
+/// `--benson off`: the record replays, White's win is proven, the proof records the switch,
+/// `pcn verify` accepts it, and refuses it with the switch taken out of its header.
+#[test]
+fn killallgo_rule_switches_reach_the_proof() {
+    let dir = tmp_dir("solve_benson_off");
+    let o = pcn(
+        &["solve", "--prove", "white", "--time", "10", "-"],
+        Some(KILLALLGO_AFTER_BENSON),
+    );
+    assert_eq!(o.status.code(), Some(1));
+    let v = lines(&o);
+    assert_eq!(v[0]["result"], "error");
+    assert!(
+        v[0]["error"]
+            .as_str()
+            .unwrap_or("")
+            .contains("game is over"),
+        "{:?}",
+        v[0]
+    );
+    let proofs = dir.join("proofs");
+    let o = pcn(
+        &[
+            "solve",
+            "--benson",
+            "off",
+            "--prove",
+            "white",
+            "--time",
+            "10",
+            "--proof-dir",
+            proofs.to_str().unwrap(),
+            "-",
+        ],
+        Some(KILLALLGO_AFTER_BENSON),
+    );
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let v = lines(&o);
+    assert_eq!(v[0]["result"], "win", "{:?}", v[0]);
+    let proof = PathBuf::from(v[0]["proof"].as_str().expect("proof path"));
+    let text = std::fs::read_to_string(&proof).expect("proof file");
+    assert!(text.contains(" benson=off"), "{text}");
+    assert!(!text.contains("own_eye_ban"), "{text}");
+    let ok = pcn(&["verify", proof.to_str().unwrap()], None);
+    assert_eq!(
+        ok.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&ok.stdout)
+    );
+    let plain = dir.join("plain.sgf");
+    std::fs::write(&plain, text.replace(" benson=off", "")).unwrap();
+    let bad = pcn(&["verify", plain.to_str().unwrap()], None);
+    assert_ne!(bad.status.code(), Some(0));
 }
 
 /// The first shared Gomoku problem (Black to win under 4T): solved quickly with VCF, and the

@@ -17,7 +17,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 
 use crate::game::gomoku::{Gomoku, Rule};
-use crate::game::killallgo::KillallGo;
+use crate::game::killallgo::{KillallGo, KillallGoRules};
 use crate::game::Color;
 use crate::nn::eval::BatchingEvaluator;
 use crate::nn::Evaluator;
@@ -121,6 +121,13 @@ pub struct SolveArgs {
     /// Gomoku: VCT threat search as well (after VCF failed).
     #[arg(long, value_enum, default_value = "on")]
     pub vct: OnOff,
+    /// Killall-Go: White wins as soon as a White block is unconditionally alive (Benson).
+    /// Off changes the game (it then ends only by two passes); proofs record it.
+    #[arg(long, value_enum, default_value = "on")]
+    pub benson: OnOff,
+    /// Killall-Go: filling an own true eye is illegal. Off changes the game; proofs record it.
+    #[arg(long, value_enum, default_value = "on")]
+    pub own_eye_ban: OnOff,
     /// Random seed of the solvers (the global `--seed`).
     #[arg(skip)]
     pub seed: u64,
@@ -449,7 +456,7 @@ fn median(v: &mut [f64]) -> Option<f64> {
 fn summary_table(records: &[Record], run: &Run) -> String {
     let a = &run.args;
     let mut s = format!(
-        "pcn solve: {} problem(s), solver {}, rule {} (Gomoku), vcf {}, vct {}, time {} s{}\n",
+        "pcn solve: {} problem(s), solver {}, rule {} (Gomoku), vcf {}, vct {}, benson {}, own-eye ban {} (Killall-Go), time {} s{}\n",
         records.len(),
         if a.solver.eq_ignore_ascii_case(AUTO_SOLVER) {
             "auto (mcts for Gomoku, fdfpn for Killall-Go)".to_string()
@@ -459,6 +466,8 @@ fn summary_table(records: &[Record], run: &Run) -> String {
         run.rule.name(),
         if a.vcf == OnOff::On { "on" } else { "off" },
         if a.vct == OnOff::On { "on" } else { "off" },
+        if a.benson == OnOff::On { "on" } else { "off" },
+        if a.own_eye_ban == OnOff::On { "on" } else { "off" },
         a.time,
         a.nodes.map_or(String::new(), |n| format!(", nodes {n}")),
     );
@@ -573,7 +582,8 @@ impl Run {
                 }
                 Err(e) => self.error(input, e.to_string()),
             },
-            GameKind::KillallGo => match sgf::to_killallgo(&tree) {
+            GameKind::KillallGo => match sgf::to_killallgo_with(&tree, usize::MAX, self.kg_rules())
+            {
                 Ok(g) => {
                     let mut s = self.killallgo.take();
                     let r = self.solve_game(input, &tree, &g, game, plies, &mut s);
@@ -680,7 +690,14 @@ impl Run {
                         prover,
                         plies,
                         to_move: Some(g.to_move()),
-                        extra: vec![("solver".into(), rec.solver.clone())],
+                        extra: std::iter::once(("solver".into(), rec.solver.clone()))
+                            .chain(match game {
+                                GameKind::KillallGo => {
+                                    ProofHeader::killallgo_rule_pairs(self.kg_rules())
+                                }
+                                GameKind::Gomoku => Vec::new(),
+                            })
+                            .collect(),
                     };
                     let sgf_tree = proof::to_sgf(tree, &header, &mt);
                     let path = self.proof_path(&dir, &input.stem);
@@ -695,6 +712,14 @@ impl Run {
             }
         }
         rec
+    }
+
+    /// The Killall-Go knowledge rules of `--benson` and `--own-eye-ban`.
+    fn kg_rules(&self) -> KillallGoRules {
+        KillallGoRules {
+            benson: self.args.benson == OnOff::On,
+            own_eye_ban: self.args.own_eye_ban == OnOff::On,
+        }
     }
 
     /// The wall-clock budget of one proof extraction after a solve that took `solve_s`:

@@ -11,6 +11,9 @@
 //! is a forced pass; the same move rules and the same Benson win for White; after two
 //! consecutive passes Black wins iff no White stone remains.
 //!
+//! The Benson win and the own-eye ban are switchable ([`KillallGoRules`], `pcn solve
+//! --benson off --own-eye-ban off`) for ablations; both are on unless a caller asks.
+//!
 //! Protocol front ends that receive Black's opening stones without White's passes (GTP
 //! `play B C7`, `play B G7`, ...) use [`KillallGo::place`], which inserts the forced passes.
 
@@ -92,6 +95,29 @@ impl Variant {
     }
 }
 
+/// The two Killall-Go rules that act as domain knowledge, each switchable for ablations
+/// (`pcn solve --benson off --own-eye-ban off`). Both are on in the PCN paper's rules, which
+/// the shared problems and networks assume; switching one off changes the game, so a proof
+/// records the setting in its header and `pcn verify` replays under it.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub struct KillallGoRules {
+    /// White wins as soon as a White block is unconditionally alive (Benson). Off: the game
+    /// ends only by two passes.
+    pub benson: bool,
+    /// Filling an own true eye is illegal for both colours. Off: such a move is legal
+    /// unless it is suicide.
+    pub own_eye_ban: bool,
+}
+
+impl Default for KillallGoRules {
+    fn default() -> Self {
+        KillallGoRules {
+            benson: true,
+            own_eye_ban: true,
+        }
+    }
+}
+
 #[derive(Copy, Clone, Debug)]
 struct Rec {
     mv: Move,
@@ -108,6 +134,7 @@ struct Rec {
 #[derive(Clone, Debug)]
 pub struct KillallGo {
     variant: Variant,
+    rules: KillallGoRules,
     board: Board,
     to_move: Color,
     history: Vec<Rec>,
@@ -117,9 +144,15 @@ pub struct KillallGo {
 impl KillallGo {
     /// The empty board before the opening, Black to move.
     pub fn new(variant: Variant) -> KillallGo {
+        KillallGo::with_rules(variant, KillallGoRules::default())
+    }
+
+    /// [`KillallGo::new`] under the given knowledge rules.
+    pub fn with_rules(variant: Variant, rules: KillallGoRules) -> KillallGo {
         let n = variant.size();
         KillallGo {
             variant,
+            rules,
             // Sizes 7 and 9 are always valid.
             board: Board::new(n, n).unwrap_or_else(|| unreachable!("7x7 and 9x9 are valid")),
             to_move: Color::Black,
@@ -141,6 +174,10 @@ impl KillallGo {
     /// The variant.
     pub fn variant(&self) -> Variant {
         self.variant
+    }
+    /// The knowledge rules in force.
+    pub fn rules(&self) -> KillallGoRules {
+        self.rules
     }
     /// The stones.
     pub fn board(&self) -> &Board {
@@ -169,7 +206,8 @@ impl KillallGo {
     }
 
     /// Whether `color` may play the board point `m` by the move rules alone (empty, not
-    /// suicide, not an own true eye, no situational superko); ignores opening and game end.
+    /// suicide, not an own true eye under the ban, no situational superko); ignores opening
+    /// and game end.
     #[inline]
     pub fn board_move_ok(&self, m: Move, color: Color) -> Result<(), MoveError> {
         if m >= self.pass_move() {
@@ -179,7 +217,7 @@ impl KillallGo {
         if self.board.cell_value(c) != EMPTY {
             return Err(MoveError::Occupied);
         }
-        if self.board.is_true_eye(c, color) {
+        if self.rules.own_eye_ban && self.board.is_true_eye(c, color) {
             return Err(MoveError::Illegal("filling an own true eye"));
         }
         let Some(after) = self.board.try_hash_after(c, color) else {
@@ -244,7 +282,7 @@ impl KillallGo {
 
     fn verdict_after(&self, mv: Move, board_move: bool) -> Option<Outcome> {
         if board_move {
-            if benson::any_alive(&self.board, Color::White) {
+            if self.rules.benson && benson::any_alive(&self.board, Color::White) {
                 return Some(Outcome::Win(Color::White));
             }
             return None;

@@ -17,13 +17,16 @@
 //!   as node sequences, branches as variations.
 //!
 //! The header is one line of `key=value` tokens after the literal `pcn-proof:`; unknown keys
-//! are kept and ignored, so later versions may add fields.
+//! are kept and ignored, so later versions may add fields. Killall-Go proofs made with a
+//! knowledge rule switched off say so ([`BENSON_KEY`], [`OWN_EYE_KEY`]), and the checker
+//! plays by the recorded rules.
 
 pub mod verify;
 
 use std::fmt;
 
 use crate::game::gomoku::Rule;
+use crate::game::killallgo::KillallGoRules;
 use crate::game::{Color, Move};
 use crate::search::solver::ProofTree;
 use crate::sgf::{GameTree, Node};
@@ -91,6 +94,11 @@ impl GameKind {
         }
     }
 }
+
+/// Header key of the Killall-Go Benson rule ([`KillallGoRules::benson`]).
+pub const BENSON_KEY: &str = "benson";
+/// Header key of the Killall-Go own-eye ban ([`KillallGoRules::own_eye_ban`]).
+pub const OWN_EYE_KEY: &str = "own_eye_ban";
 
 /// The header in a proof's root comment.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -211,7 +219,7 @@ impl ProofHeader {
         if game == GameKind::Gomoku && rule.is_none() {
             return Err(herr("gomoku proofs need rule=".into()));
         }
-        Ok(ProofHeader {
+        let h = ProofHeader {
             game,
             rule: if game == GameKind::Gomoku { rule } else { None },
             size: size.ok_or_else(|| herr("missing size=".into()))?,
@@ -219,7 +227,40 @@ impl ProofHeader {
             plies: plies.ok_or_else(|| herr("missing plies=".into()))?,
             to_move,
             extra,
+        };
+        if game == GameKind::KillallGo {
+            h.killallgo_rules()?;
+        }
+        Ok(h)
+    }
+
+    /// The Killall-Go knowledge rules of the proof: `benson=off` and `own_eye_ban=off`
+    /// switch them off; absent keys mean on (the paper's rules, and every proof written
+    /// before the switches existed).
+    pub fn killallgo_rules(&self) -> Result<KillallGoRules, ProofError> {
+        let flag = |key: &str| match self.extra(key) {
+            None | Some("on") => Ok(true),
+            Some("off") => Ok(false),
+            Some(v) => Err(ProofError::Header(format!(
+                "{key} must be on or off, not '{v}'"
+            ))),
+        };
+        Ok(KillallGoRules {
+            benson: flag(BENSON_KEY)?,
+            own_eye_ban: flag(OWN_EYE_KEY)?,
         })
+    }
+
+    /// The header pairs that record `rules` (none for the default rules).
+    pub fn killallgo_rule_pairs(rules: KillallGoRules) -> Vec<(String, String)> {
+        let mut v = Vec::new();
+        if !rules.benson {
+            v.push((BENSON_KEY.to_string(), "off".to_string()));
+        }
+        if !rules.own_eye_ban {
+            v.push((OWN_EYE_KEY.to_string(), "off".to_string()));
+        }
+        v
     }
 
     /// The value of an extra key.

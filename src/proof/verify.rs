@@ -118,7 +118,8 @@ pub fn verify_tree(tree: &GameTree) -> Result<VerifyReport, ProofError> {
             check(g, &flat, root, &header)?
         }
         GameKind::KillallGo => {
-            let g: KillallGo = sgf::to_killallgo_at(tree, header.plies)?;
+            let rules = header.killallgo_rules()?;
+            let g: KillallGo = sgf::to_killallgo_with(tree, header.plies, rules)?;
             check(g, &flat, root, &header)?
         }
     };

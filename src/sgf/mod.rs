@@ -21,7 +21,7 @@ pub mod write;
 
 use crate::game::go::{Go, KoRule};
 use crate::game::gomoku::{Gomoku, Rule};
-use crate::game::killallgo::{KillallGo, Variant};
+use crate::game::killallgo::{KillallGo, KillallGoRules, Variant};
 use crate::game::{Color, Game, Move, MoveError};
 
 /// Errors from reading SGF text or turning it into a position.
@@ -522,6 +522,15 @@ pub fn to_killallgo(tree: &GameTree) -> Result<KillallGo, SgfError> {
 /// [`to_killallgo`] replaying only the first `max_moves` moves of the main line (passes and
 /// the forced opening count as moves, as in the PCN golden files' `moves_applied`).
 pub fn to_killallgo_at(tree: &GameTree, max_moves: usize) -> Result<KillallGo, SgfError> {
+    to_killallgo_with(tree, max_moves, KillallGoRules::default())
+}
+
+/// [`to_killallgo_at`] under the given knowledge rules (the moves are checked under them).
+pub fn to_killallgo_with(
+    tree: &GameTree,
+    max_moves: usize,
+    rules: KillallGoRules,
+) -> Result<KillallGo, SgfError> {
     let gm = tree.game_type()?;
     if gm != 1 {
         return Err(SgfError::Unsupported(format!("GM[{gm}] is not Go")));
@@ -536,7 +545,7 @@ pub fn to_killallgo_at(tree: &GameTree, max_moves: usize) -> Result<KillallGo, S
             "Killall-Go records with setup stones".into(),
         ));
     }
-    let mut g = KillallGo::new(variant);
+    let mut g = KillallGo::with_rules(variant, rules);
     for (i, sm) in tree.main_line_moves()?.iter().take(max_moves).enumerate() {
         let r = match sm.point {
             None if sm.color == g.to_move() => g.play(g.pass_move()),

@@ -15,7 +15,7 @@ use std::process::{Child, ChildStdin, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use pcn::game::gomoku::{Gomoku, Rule};
-use pcn::game::killallgo::{KillallGo, Variant};
+use pcn::game::killallgo::{KillallGo, KillallGoRules, Variant};
 use pcn::game::{Color, Game, Move, Outcome};
 use pcn::proof::{GameKind, MoveTree, ProofHeader};
 use pcn::sgf::GameTree;
@@ -330,13 +330,23 @@ pub fn gomoku_positions(
 /// Random 7x7 Killall-Go positions after `plies` random plies (passes only when forced by
 /// the opening), game not over.
 pub fn killallgo_positions(plies: usize, count: usize, seed: u64) -> Vec<KillallGo> {
+    killallgo_positions_with(KillallGoRules::default(), plies, count, seed)
+}
+
+/// [`killallgo_positions`] under the given knowledge rules.
+pub fn killallgo_positions_with(
+    rules: KillallGoRules,
+    plies: usize,
+    count: usize,
+    seed: u64,
+) -> Vec<KillallGo> {
     let mut rng = Rng::new(seed);
     let mut out = Vec::new();
     let mut legal = Vec::new();
     let mut tries = 0;
     while out.len() < count && tries < 100 * count {
         tries += 1;
-        let mut g = KillallGo::new(Variant::Seven);
+        let mut g = KillallGo::with_rules(Variant::Seven, rules);
         while g.ply() < plies && g.outcome().is_none() {
             g.legal_moves(&mut legal);
             let pass = g.pass_move();

@@ -31,7 +31,7 @@ impl SolverGame for KillallGo {
     }
 
     fn history_root(&self) -> u64 {
-        let mut g = KillallGo::new(self.variant());
+        let mut g = KillallGo::with_rules(self.variant(), self.rules());
         let mut x = 0;
         for (_, m) in self.moves() {
             g.play_unchecked(m);
