@@ -180,8 +180,10 @@ fn prove_option_stdin_and_exit_zero() {
 
 #[test]
 fn usage_errors_exit_2() {
-    let cases: [&[&str]; 8] = [
+    let cases: [&[&str]; 10] = [
         &["solve", "--net", "weights.safetensors", "-"],
+        &["solve", "--patterns", "1.5", "-"],
+        &["solve", "--patterns", "NaN", "-"],
         &["solve", "--solver", "alphabeta", "-"],
         &["solve", "--rule", "go", "-"],
         &["solve", "--vcf", "maybe", "-"],

@@ -97,6 +97,8 @@ pub enum Cmd {
     Verify(verify::VerifyArgs),
     /// Network evaluation speed (positions/s per batch size; see docs/performance.md).
     Nnbench(nnbench::NnBenchArgs),
+    /// Train the Gomoku pattern policy from alpha-beta self-play (see weights/README.md).
+    TrainPatterns(train::TrainArgs),
 }
 
 /// Options of `pcn gtp`.
@@ -349,6 +351,7 @@ pub mod bench;
 pub mod nnbench;
 
 pub mod solve;
+pub mod train;
 pub mod verify;
 
 /// Runs the binary and returns its exit code.
@@ -385,6 +388,9 @@ pub fn main() -> i32 {
             a.net = cli.global.net.clone().into();
             a.backend = cli.global.backend.to_ascii_lowercase();
             nnbench::run(a, cli.global.threads.unwrap_or(1) as usize)
+        }
+        Some(Cmd::TrainPatterns(a)) => {
+            train::run(a, cli.global.seed, cli.global.threads.unwrap_or(1) as usize)
         }
         Some(Cmd::Gtp(a)) => {
             let input = spawn_line_reader(std::io::stdin());

@@ -121,6 +121,10 @@ pub struct SolveArgs {
     /// Gomoku: VCT threat search as well (after VCF failed).
     #[arg(long, value_enum, default_value = "on")]
     pub vct: OnOff,
+    /// Gomoku without a network: share (0..=1) of the learned pattern policy
+    /// (weights/gomoku_patterns.bin) in the MCTS and focused-DFPN priors; 0: threat priors only.
+    #[arg(long, default_value_t = 0.0)]
+    pub patterns: f32,
     /// Killall-Go: White wins as soon as a White block is unconditionally alive (Benson).
     /// Off changes the game (it then ends only by two passes); proofs record it.
     #[arg(long, value_enum, default_value = "on")]
@@ -342,6 +346,10 @@ pub fn run(args: SolveArgs) -> i32 {
         eprintln!("pcn solve: --proof-time must be 0..=1e7 seconds");
         return EXIT_USAGE;
     }
+    if !(0.0..=1.0).contains(&args.patterns) {
+        eprintln!("pcn solve: --patterns must be 0..=1");
+        return EXIT_USAGE;
+    }
     if args.threads > 1
         && !args.solver.eq_ignore_ascii_case("mcts")
         && !args.solver.eq_ignore_ascii_case(AUTO_SOLVER)
@@ -358,6 +366,7 @@ pub fn run(args: SolveArgs) -> i32 {
     let knowledge = Knowledge {
         vcf: args.vcf == OnOff::On,
         vct: args.vct == OnOff::On,
+        patterns: args.patterns,
         ..Knowledge::default()
     };
     let opts = SolverOptions {

@@ -3,6 +3,7 @@
 
 pub mod alphabeta;
 pub mod greedy;
+pub mod patpolicy;
 pub mod reference;
 pub mod registry;
 pub mod solver;

@@ -3,13 +3,15 @@
 //!
 //! Without a network: [`UniformPlayout`] (uniform priors, random-playout value) for every
 //! game, and [`ThreatPriors`] for Gomoku (priors from the pattern/threat scores of
-//! [`crate::search::greedy::cell_score`], a static value from the same scores).
+//! [`crate::search::greedy::cell_score`], optionally mixed with the learned pattern policy of
+//! [`crate::search::patpolicy`]; a static value from the threat scores).
 
 use super::SolverOptions;
 use crate::game::gomoku::pattern::EMPTY;
 use crate::game::gomoku::Gomoku;
 use crate::game::{Game, Move, Outcome};
-use crate::search::greedy::cell_score;
+use crate::search::greedy::{candidates, cell_score};
+use crate::search::patpolicy::{PatternPolicy, BUILTIN};
 use crate::util::Rng;
 
 /// One position's evaluation. Buffers are reused between calls (no per-node allocation).
@@ -177,13 +179,57 @@ impl<G: Game> Heuristic<G> for UniformPlayout {
 /// defence, softmax-like), and a static value from the best scores of both sides.
 pub struct ThreatPriors {
     buf: Vec<Move>,
+    /// The learned pattern policy and its share of the prior (`Knowledge::patterns`).
+    patterns: Option<(&'static PatternPolicy, f32)>,
+    cells: Vec<usize>,
+    z: Vec<f32>,
 }
 
 impl ThreatPriors {
-    /// A heuristic for `opts` (deterministic: it has no random part).
-    pub fn new(_opts: &SolverOptions) -> Self {
+    /// A heuristic for `opts` (deterministic: it has no random part). With
+    /// `opts.knowledge.patterns` > 0 the learned pattern policy
+    /// ([`crate::search::patpolicy`]) takes that share of the prior.
+    pub fn new(opts: &SolverOptions) -> Self {
+        let w = opts.knowledge.patterns;
+        let patterns = if w > 0.0 {
+            BUILTIN.as_ref().map(|p| (p, w.min(1.0)))
+        } else {
+            None
+        };
         ThreatPriors {
             buf: Vec::with_capacity(512),
+            patterns,
+            cells: Vec::with_capacity(256),
+            z: Vec::with_capacity(256),
+        }
+    }
+
+    /// Mixes the pattern policy's softmax over the candidate points (empty points near a
+    /// stone) into `e.policy` with weight `w`: `(1 - w) · threat prior + w · pattern prior`.
+    fn mix_patterns(&mut self, g: &Gomoku, e: &mut Evaluation) {
+        let Some((p, w)) = self.patterns else { return };
+        if g.outcome().is_some() || g.forced_point().is_some() {
+            return;
+        }
+        candidates(g, &mut self.cells);
+        self.z.clear();
+        self.z.extend(self.cells.iter().map(|&c| p.logit(g, c)));
+        let mx = self.z.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+        let mut tot = 0.0;
+        for x in self.z.iter_mut() {
+            *x = (*x - mx).exp();
+            tot += *x;
+        }
+        if tot.is_nan() || tot <= 0.0 {
+            return;
+        }
+        for x in e.policy.iter_mut() {
+            *x *= 1.0 - w;
+        }
+        for (&c, &x) in self.cells.iter().zip(&self.z) {
+            if let Some(q) = e.policy.get_mut(g.move_of(c) as usize) {
+                *q += w * x / tot;
+            }
         }
     }
 }
@@ -233,6 +279,9 @@ impl Heuristic<Gomoku> for ThreatPriors {
         // Deterministic and stateless apart from scratch: a fresh copy is the same heuristic.
         Some(Box::new(ThreatPriors {
             buf: Vec::with_capacity(512),
+            patterns: self.patterns,
+            cells: Vec::with_capacity(256),
+            z: Vec::with_capacity(256),
         }))
     }
 
@@ -241,12 +290,62 @@ impl Heuristic<Gomoku> for ThreatPriors {
             // A static value: random playouts are too noisy in Gomoku (measured: the MCTS
             // solver's results then depended on the playouts' luck, docs/solving.md).
             e.value = threat_priors(g, &mut self.buf, e);
+            self.mix_patterns(g, e);
         }
     }
 
     fn priors_batch(&mut self, positions: &[&Gomoku], out: &mut [Evaluation]) {
         for (g, e) in positions.iter().zip(out.iter_mut()) {
             threat_priors(g, &mut self.buf, e);
+            self.mix_patterns(g, e);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::game::gomoku::Rule;
+    use crate::search::solver::knowledge::Knowledge;
+
+    fn opts(patterns: f32) -> SolverOptions {
+        SolverOptions {
+            knowledge: Knowledge {
+                patterns,
+                ..Knowledge::default()
+            },
+            ..SolverOptions::default()
+        }
+    }
+
+    #[test]
+    fn pattern_share_mixes_the_learned_policy_into_the_threat_priors() {
+        let mut g = Gomoku::new(15, 15, Rule::FourT).unwrap();
+        for m in ["H8", "J9", "J8", "G8"] {
+            g.play(g.parse_gtp(m).unwrap()).unwrap();
+        }
+        let eval = |w: f32| {
+            let mut e = vec![Evaluation::default()];
+            ThreatPriors::new(&opts(w)).evaluate_batch(&[&g], &mut e);
+            e.pop().unwrap()
+        };
+        let (off, half, full) = (eval(0.0), eval(0.5), eval(1.0));
+        // Off: exactly the threat priors.
+        let mut plain = Evaluation::default();
+        let v = threat_priors(&g, &mut Vec::new(), &mut plain);
+        assert_eq!(off.policy, plain.policy);
+        assert_eq!(off.value, v);
+        // Full share: all the mass on the candidates near the stones, none far away.
+        let a1 = g.parse_gtp("A1").unwrap() as usize;
+        assert!(off.policy[a1] > 0.0);
+        assert_eq!(full.policy[a1], 0.0);
+        let total: f32 = full.policy.iter().sum();
+        assert!((total - 1.0).abs() < 1e-4, "{total}");
+        // Half: the average of the two, point by point; the value is untouched.
+        for i in 0..off.policy.len() {
+            let want = 0.5 * off.policy[i] + 0.5 * full.policy[i];
+            assert!((half.policy[i] - want).abs() < 1e-5, "point {i}");
+        }
+        assert_eq!(half.value, off.value);
     }
 }

@@ -12,7 +12,7 @@ use crate::search::threat::{immediate_win, ThreatSolver};
 use crate::search::{Budget, Limits};
 
 /// Which knowledge the solvers use.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Knowledge {
     /// Gomoku: VCF (victory by continuous fours) at every node where the prover is to move;
     /// a VCF found proves the node.
@@ -42,6 +42,10 @@ pub struct Knowledge {
     /// Node budget of all the replays at one such node (the pass search itself is bounded
     /// by `vcf_nodes` / `vct_nodes`).
     pub defence_nodes: u64,
+    /// Gomoku, MCTS and focused DFPN without a network: the share (0..=1) of the learned
+    /// pattern policy ([`crate::search::patpolicy`]) in the static priors; 0 leaves the threat
+    /// priors alone.
+    pub patterns: f32,
 }
 
 impl Default for Knowledge {
@@ -61,6 +65,7 @@ impl Default for Knowledge {
             defence_visits: 2,
             defer_vct: true,
             defence_nodes: 400_000,
+            patterns: 0.0,
         }
     }
 }
