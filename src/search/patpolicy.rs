@@ -278,7 +278,7 @@ pub fn read_samples(b: &[u8]) -> Result<Vec<Sample>, PatternError> {
 /// Self-play settings of [`generate`].
 #[derive(Clone, Debug)]
 pub struct GenOptions {
-    /// Games to play.
+    /// Games to play (the caller splits them over threads; see [`generate`]).
     pub games: usize,
     /// Alpha-beta nodes per move.
     pub nodes: u64,
@@ -315,8 +315,9 @@ fn static_score(g: &Gomoku, cell: usize) -> f32 {
     cell_score(g, cell, me) as f32 * 1.2 + cell_score(g, cell, me.opp()) as f32
 }
 
-/// Plays `opts.games` self-play games of the alpha-beta player, game `i` seeded by
-/// `seed + i`, and returns one sample per position where it chose among several candidates.
+/// Plays self-play games `first .. first + count` of the alpha-beta player (game `i` seeded
+/// from `seed` and `i` alone, so any split over threads gives the same games) and returns one
+/// sample per position where it chose among several candidates (4T forced replies skipped).
 pub fn generate(opts: &GenOptions, seed: u64, first: usize, count: usize) -> Vec<Sample> {
     let stop = AtomicBool::new(false);
     let mut out = Vec::new();
@@ -380,7 +381,7 @@ pub fn generate(opts: &GenOptions, seed: u64, first: usize, count: usize) -> Vec
 /// What [`train`] measured on the held-out samples.
 #[derive(Clone, Debug, Default)]
 pub struct TrainReport {
-    /// Training and held-out sample counts.
+    /// Training samples.
     pub train: usize,
     /// Held-out samples.
     pub held_out: usize,
