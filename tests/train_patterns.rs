@@ -20,23 +20,28 @@ fn pcn(args: &[&str]) -> Output {
         .expect("run pcn")
 }
 
-#[test]
-fn self_play_train_save_and_retrain() {
-    let d = tmp_dir("train_patterns");
-    let (w1, w2, s) = (d.join("a.bin"), d.join("b.bin"), d.join("s.bin"));
-    let o = pcn(&[
+/// A small self-play run on `threads` threads saving its samples to `samples`.
+fn self_play(threads: &str, samples: &Path, out: &Path) -> Output {
+    pcn(&[
         "--threads",
-        "2",
+        threads,
         "train-patterns",
         "--games",
         "6",
         "--move-nodes",
         "300",
         "--save-samples",
-        s.to_str().unwrap(),
+        samples.to_str().unwrap(),
         "--out",
-        w1.to_str().unwrap(),
-    ]);
+        out.to_str().unwrap(),
+    ])
+}
+
+#[test]
+fn self_play_train_save_and_retrain() {
+    let d = tmp_dir("train_patterns");
+    let (w1, w2, s) = (d.join("a.bin"), d.join("b.bin"), d.join("s.bin"));
+    let o = self_play("2", &s, &w1);
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(0), "{err}");
     assert!(err.contains("top-1"), "{err}");
@@ -56,17 +61,7 @@ fn self_play_train_save_and_retrain() {
     assert_eq!(std::fs::read(&w1).unwrap(), std::fs::read(&w2).unwrap());
     // One thread plays the same games as two.
     let s1 = d.join("s1.bin");
-    let o = pcn(&[
-        "train-patterns",
-        "--games",
-        "6",
-        "--move-nodes",
-        "300",
-        "--save-samples",
-        s1.to_str().unwrap(),
-        "--out",
-        w2.to_str().unwrap(),
-    ]);
+    let o = self_play("1", &s1, &w2);
     assert_eq!(o.status.code(), Some(0));
     assert_eq!(std::fs::read(&s).unwrap(), std::fs::read(&s1).unwrap());
 }

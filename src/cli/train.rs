@@ -73,7 +73,7 @@ pub fn run(a: TrainArgs, seed: u64, threads: usize) -> i32 {
                 return 1;
             }
         },
-        None => self_play(&opts, &a, seed, threads),
+        None => self_play(&opts, seed, threads),
     };
     eprintln!(
         "pcn train-patterns: {} positions in {:.1} s",
@@ -107,15 +107,15 @@ pub fn run(a: TrainArgs, seed: u64, threads: usize) -> i32 {
 
 /// Plays the self-play games on `threads` threads (games seeded one by one, gathered in
 /// order, so the samples do not depend on the thread count).
-fn self_play(opts: &GenOptions, a: &TrainArgs, seed: u64, threads: usize) -> Vec<Sample> {
+fn self_play(opts: &GenOptions, seed: u64, threads: usize) -> Vec<Sample> {
     let threads = threads.clamp(1, 64);
-    let per = a.games.div_ceil(threads);
+    let per = opts.games.div_ceil(threads);
     let mut parts: Vec<Vec<Sample>> = Vec::new();
     crossbeam::scope(|s| {
         let hs: Vec<_> = (0..threads)
             .map(|t| {
-                let first = (t * per).min(a.games);
-                let count = per.min(a.games - first);
+                let first = (t * per).min(opts.games);
+                let count = per.min(opts.games - first);
                 s.spawn(move |_| generate(opts, seed, first, count))
             })
             .collect();

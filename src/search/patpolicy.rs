@@ -19,6 +19,7 @@ use once_cell::sync::Lazy;
 
 use super::alphabeta::AlphaBeta;
 use super::greedy::{candidates, cell_score};
+use super::solver::heuristic::attack_defence;
 use super::{Limits, Searcher};
 use crate::game::gomoku::{Gomoku, Pattern, Rule};
 use crate::game::{Color, Game};
@@ -312,7 +313,7 @@ impl Default for GenOptions {
 /// The static threat score of a candidate for the side to move (the threat priors' ranking).
 fn static_score(g: &Gomoku, cell: usize) -> f32 {
     let me = g.to_move();
-    cell_score(g, cell, me) as f32 * 1.2 + cell_score(g, cell, me.opp()) as f32
+    attack_defence(cell_score(g, cell, me), cell_score(g, cell, me.opp()))
 }
 
 /// Plays self-play games `first .. first + count` of the alpha-beta player (game `i` seeded
@@ -349,8 +350,13 @@ pub fn generate(opts: &GenOptions, seed: u64, first: usize, count: usize) -> Vec
                 break;
             }
             candidates(&g, &mut cells);
-            let forced = g.forced_point().is_some();
-            if !forced && cells.len() > 1 {
+            let choice = g.forced_point().is_none() && cells.len() > 1;
+            let scores: Vec<f32> = if choice {
+                cells.iter().map(|&x| static_score(&g, x)).collect()
+            } else {
+                Vec::new()
+            };
+            if choice {
                 let bc = g.cell_of(best);
                 if let Some(label) = cells.iter().position(|&x| x == bc) {
                     out.push(Sample {
@@ -359,15 +365,15 @@ pub fn generate(opts: &GenOptions, seed: u64, first: usize, count: usize) -> Vec
                             .iter()
                             .map(|&x| [0, 1, 2, 3].map(|d| g.line_key(x, d)))
                             .collect(),
-                        scores: cells.iter().map(|&x| static_score(&g, x)).collect(),
+                        scores: scores.clone(),
                         label,
                     });
                 }
             }
             let mut play = best;
-            if !forced && rng.unit() < opts.explore && cells.len() > 1 {
+            if choice && rng.unit() < opts.explore {
                 let mut by: Vec<(f32, usize)> =
-                    cells.iter().map(|&x| (static_score(&g, x), x)).collect();
+                    scores.iter().copied().zip(cells.iter().copied()).collect();
                 by.sort_by(|a, b| b.0.total_cmp(&a.0));
                 let k = by.len().min(5);
                 play = g.move_of(by[rng.below(k)].1);
@@ -402,16 +408,22 @@ struct Feat<'a> {
     label: usize,
 }
 
-fn softmax_into(z: &mut [f32]) {
+/// Turns logits into probabilities in place (max-shifted); false, leaving `z` unnormalised,
+/// when they cannot be (empty, or not finite).
+pub fn softmax_into(z: &mut [f32]) -> bool {
     let m = z.iter().copied().fold(f32::NEG_INFINITY, f32::max);
     let mut s = 0.0;
     for x in z.iter_mut() {
         *x = (*x - m).exp();
         s += *x;
     }
+    if s.is_nan() || s <= 0.0 {
+        return false;
+    }
     for x in z.iter_mut() {
         *x /= s;
     }
+    true
 }
 
 /// Fits the table by softmax regression (AdaGrad, `epochs` passes, step `lr`, L2 `l2`) on all

@@ -11,7 +11,7 @@ use crate::game::gomoku::pattern::EMPTY;
 use crate::game::gomoku::Gomoku;
 use crate::game::{Game, Move, Outcome};
 use crate::search::greedy::{candidates, cell_score};
-use crate::search::patpolicy::{PatternPolicy, BUILTIN};
+use crate::search::patpolicy::{softmax_into, PatternPolicy, BUILTIN};
 use crate::util::Rng;
 
 /// One position's evaluation. Buffers are reused between calls (no per-node allocation).
@@ -196,6 +196,10 @@ impl ThreatPriors {
         } else {
             None
         };
+        Self::with_patterns(patterns)
+    }
+
+    fn with_patterns(patterns: Option<(&'static PatternPolicy, f32)>) -> Self {
         ThreatPriors {
             buf: Vec::with_capacity(512),
             patterns,
@@ -214,13 +218,7 @@ impl ThreatPriors {
         candidates(g, &mut self.cells);
         self.z.clear();
         self.z.extend(self.cells.iter().map(|&c| p.logit(g, c)));
-        let mx = self.z.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-        let mut tot = 0.0;
-        for x in self.z.iter_mut() {
-            *x = (*x - mx).exp();
-            tot += *x;
-        }
-        if tot.is_nan() || tot <= 0.0 {
+        if !softmax_into(&mut self.z) {
             return;
         }
         for x in e.policy.iter_mut() {
@@ -228,10 +226,18 @@ impl ThreatPriors {
         }
         for (&c, &x) in self.cells.iter().zip(&self.z) {
             if let Some(q) = e.policy.get_mut(g.move_of(c) as usize) {
-                *q += w * x / tot;
+                *q += w * x;
             }
         }
     }
+}
+
+/// The threat priors' ranking score of a point from the side to move's pattern score `sm`
+/// there and the opponent's `so`: own threats count a little more than blocking the
+/// opponent's.
+#[inline]
+pub fn attack_defence(sm: i32, so: i32) -> f32 {
+    sm as f32 * 1.2 + so as f32
 }
 
 /// Threat-table priors of the legal moves of `g` into `e.policy`; returns a static value
@@ -254,8 +260,7 @@ pub fn threat_priors(g: &Gomoku, buf: &mut Vec<Move>, e: &mut Evaluation) -> f32
         let (sm, so) = (cell_score(g, c, me), cell_score(g, c, me.opp()));
         best_me = best_me.max(sm);
         best_opp = best_opp.max(so);
-        // Own threats count a little more than blocking the opponent's.
-        let s = sm as f32 * 1.2 + so as f32;
+        let s = attack_defence(sm, so);
         // Compress the score range (1 .. 100000) so that quiet moves keep some prior.
         let w = 1.0 + s.max(0.0).sqrt();
         e.policy[m as usize] = w;
@@ -277,12 +282,7 @@ impl Heuristic<Gomoku> for ThreatPriors {
 
     fn fork(&self) -> Option<Box<dyn Heuristic<Gomoku>>> {
         // Deterministic and stateless apart from scratch: a fresh copy is the same heuristic.
-        Some(Box::new(ThreatPriors {
-            buf: Vec::with_capacity(512),
-            patterns: self.patterns,
-            cells: Vec::with_capacity(256),
-            z: Vec::with_capacity(256),
-        }))
+        Some(Box::new(ThreatPriors::with_patterns(self.patterns)))
     }
 
     fn evaluate_batch(&mut self, positions: &[&Gomoku], out: &mut [Evaluation]) {
