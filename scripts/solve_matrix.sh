@@ -1,7 +1,7 @@
 #!/bin/sh
 # Solver measurements on the shared problem sets, one configuration at a time, resumable.
 #
-#   scripts/solve_matrix.sh [-t SECONDS] [-j JOBS] [-o DIR] [-f] CONFIG...
+#   scripts/solve_matrix.sh [-t SECONDS] [-j JOBS] [-o DIR] [-s SETDIR] [-f] CONFIG...
 #   CONFIG = GAME:SOLVER[:NET[:SYMMETRIES[:EXTRA]]]
 #            GAME killallgo|gomoku, NET a model name under ../shared/pcn/models or none,
 #            EXTRA more `pcn solve` options with `,` for spaces (e.g. --net-mode,paper)
@@ -12,28 +12,36 @@
 # (commit, date, limit, jobs, load, proof check). Every proof is checked with `pcn verify`.
 # A configuration whose .jsonl exists is skipped (-f re-runs it): the matrix can be filled
 # over several sessions. Proof files go under target/solve-proofs/ (not committed).
+# -s reads the problems from SETDIR instead of ../shared/problems/GAME (e.g. the positions
+# of scripts/hard_positions.sh); the set's directory name is added to the output name.
 set -eu
 
 TIME=60
 JOBS=2
 OUT=docs/data/solve
 FORCE=0
-while getopts "t:j:o:f" opt; do
+SET=""
+while getopts "t:j:o:s:f" opt; do
   case $opt in
     t) TIME=$OPTARG ;;
     j) JOBS=$OPTARG ;;
     o) OUT=$OPTARG ;;
+    s) SET=$OPTARG ;;
     f) FORCE=1 ;;
-    *) echo "usage: $0 [-t SECONDS] [-j JOBS] [-o DIR] [-f] CONFIG..." >&2; exit 2 ;;
+    *) echo "usage: $0 [-t SECONDS] [-j JOBS] [-o DIR] [-s SETDIR] [-f] CONFIG..." >&2; exit 2 ;;
   esac
 done
 shift $((OPTIND - 1))
-[ $# -gt 0 ] || { echo "usage: $0 [-t SECONDS] [-j JOBS] [-o DIR] [-f] CONFIG..." >&2; exit 2; }
+[ $# -gt 0 ] || { echo "usage: $0 [-t SECONDS] [-j JOBS] [-o DIR] [-s SETDIR] [-f] CONFIG..." >&2; exit 2; }
 
 PCN=${PCN:-target/release/pcn}
 SHARED=${SHARED:-../shared}
 [ -x "$PCN" ] || { echo "$0: $PCN missing (cargo build --release)" >&2; exit 2; }
-if [ ! -d "$SHARED/problems" ]; then
+if [ -n "$SET" ] && [ ! -d "$SET" ]; then
+  echo "$0: $SET is not a directory" >&2
+  exit 2
+fi
+if [ -z "$SET" ] && [ ! -d "$SHARED/problems" ]; then
   echo "NOTICE: $SHARED/problems absent: nothing measured"
   exit 0
 fi
@@ -53,6 +61,7 @@ for cfg in "$@"; do
   esac
   name="${game}_${solver}_${net}_s${sym}"
   [ -n "$extra" ] && name="${name}_$(echo "$extra" | tr -c 'A-Za-z0-9\n' '-' | sed 's/^-*//')"
+  [ -n "$SET" ] && name="${name}_set-$(basename "$SET" | tr -c 'A-Za-z0-9\n' '-')"
   file="$OUT/$name.jsonl"
   if [ -f "$file" ] && [ "$FORCE" = 0 ]; then
     echo "skip $name (exists)"
@@ -72,7 +81,8 @@ for cfg in "$@"; do
   commit="$(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD 2>/dev/null || echo ' (dirty)')"
   echo "run $name: $TIME s per problem, $JOBS at a time"
   # Problems in numeric order; each process writes its own JSON line.
-  for f in $(ls "$SHARED/problems/$game" | grep '\.sgf$' | sort -n); do echo "$SHARED/problems/$game/$f"; done |
+  dir=${SET:-$SHARED/problems/$game}
+  for f in $(ls "$dir" | grep '\.sgf$' | sort -n); do echo "$dir/$f"; done |
     xargs -P "$JOBS" -I{} sh -c 'b=$(basename "$1" .sgf); '"$PCN"' solve --solver '"$solver"' '"$netopt"' '"$extraopt"' --time '"$TIME"' --proof-dir '"$work/proofs"' "$1" > '"$work/json"'/$b.json 2>/dev/null || true' _ {}
   for f in $(ls "$work/json" | sort -n); do cat "$work/json/$f"; done > "$file.tmp"
   mv "$file.tmp" "$file"
@@ -88,6 +98,7 @@ for cfg in "$@"; do
   fi
   {
     echo "config: $cfg"
+    echo "problems: ${SET:-$SHARED/problems/$game}"
     echo "commit: $commit"
     echo "binary: $PCN"
     echo "started: $start"

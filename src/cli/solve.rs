@@ -125,6 +125,12 @@ pub struct SolveArgs {
     /// (weights/gomoku_patterns.bin) in the MCTS and focused-DFPN priors; 0: threat priors only.
     #[arg(long, default_value_t = 0.0)]
     pub patterns: f32,
+    /// Gomoku, MCTS without a network: when the search fills its node pool without a
+    /// result, search again in the time left with the prover's moves narrowed to fours,
+    /// defences against the opponent's threats, and threats of a threat (after the move and
+    /// a pass the prover has a VCF or VCT within N nodes); 0: no second search.
+    #[arg(long, default_value_t = Knowledge::default().lambda_nodes)]
+    pub lambda: u64,
     /// Killall-Go: White wins as soon as a White block is unconditionally alive (Benson).
     /// Off changes the game (it then ends only by two passes); proofs record it.
     #[arg(long, value_enum, default_value = "on")]
@@ -367,6 +373,7 @@ pub fn run(args: SolveArgs) -> i32 {
         vcf: args.vcf == OnOff::On,
         vct: args.vct == OnOff::On,
         patterns: args.patterns,
+        lambda_nodes: args.lambda,
         ..Knowledge::default()
     };
     let opts = SolverOptions {

@@ -332,6 +332,18 @@ impl Gomoku {
         self.history.iter().map(|e| (e.cell as usize, e.color))
     }
 
+    /// Whether a stone lies within two points of the padded `cell` on one of its four
+    /// lines: the zone the move generators consider (`greedy::candidates`).
+    pub fn near_stone(&self, cell: usize) -> bool {
+        (0..4).any(|d| {
+            let dd = self.delta(d);
+            [-2isize, -1, 1, 2].iter().any(|&k| {
+                let v = self.cells[(cell as isize + k * dd) as usize];
+                v == BLACK || v == WHITE
+            })
+        })
+    }
+
     /// Range of padded indices that covers the whole board.
     pub fn cell_range(&self) -> std::ops::Range<usize> {
         self.cell(0, 0)..self.cell(self.width - 1, self.height - 1) + 1

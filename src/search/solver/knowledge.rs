@@ -46,6 +46,15 @@ pub struct Knowledge {
     /// pattern policy ([`crate::search::patpolicy`]) in the static priors; 0 leaves the threat
     /// priors alone.
     pub patterns: f32,
+    /// Gomoku, MCTS without a network: node budget (each VCF and VCT) of the narrowing of
+    /// the prover's moves in the second search phase, run when the first search filled its
+    /// node pool without a result ([`SolverGame::narrow_prover_moves`]). At a prover's node
+    /// where the threat searches found no win it keeps only wins, fours and, when the
+    /// defender threatens a threat-space win were the prover to pass, the moves that leave
+    /// it none; otherwise the threats of a threat (λ2 moves of Thomsen's lambda search):
+    /// moves after which the prover, were the defender to pass, has a VCF or VCT within this
+    /// many nodes. 0: no second phase.
+    pub lambda_nodes: u64,
 }
 
 impl Default for Knowledge {
@@ -66,6 +75,7 @@ impl Default for Knowledge {
             defer_vct: true,
             defence_nodes: 400_000,
             patterns: 0.0,
+            lambda_nodes: 300,
         }
     }
 }
@@ -89,6 +99,9 @@ pub struct KnowledgeState {
     /// Nodes spent in knowledge searches.
     pub nodes: u64,
     threat: Option<ThreatSolver>,
+    /// The narrowing's own threat searches ([`Knowledge::lambda_nodes`]): kept apart so
+    /// that their many small wins do not evict the win table that proves replies cheaply.
+    lambda_threat: Option<ThreatSolver>,
     never: AtomicBool,
     /// Recent winning threat lines (attacker move, forced reply, ..., winning move), newest
     /// last, replayed by [`SolverGame::quick_win`] at sibling positions.
@@ -108,6 +121,7 @@ impl KnowledgeState {
             opts,
             nodes: 0,
             threat: None,
+            lambda_threat: None,
             never: AtomicBool::new(false),
             lines: Vec::new(),
             last_win_hash: None,
@@ -117,6 +131,9 @@ impl KnowledgeState {
     /// Forgets the threat tables and the remembered lines.
     pub fn clear(&mut self) {
         if let Some(t) = self.threat.as_mut() {
+            t.clear();
+        }
+        if let Some(t) = self.lambda_threat.as_mut() {
             t.clear();
         }
         self.lines.clear();
@@ -263,6 +280,29 @@ impl SolverGame for Gomoku {
         None
     }
 
+    fn narrow_prover_moves(&mut self, st: &mut KnowledgeState, moves: &mut Vec<Move>) -> bool {
+        if st.opts.lambda_nodes == 0
+            || (!st.opts.vcf && !st.opts.vct)
+            || self.outcome().is_some()
+            || self.forced_point().is_some()
+        {
+            return false;
+        }
+        let before = moves.len();
+        let threatened = self.threat_after_pass(st, st.opts.lambda_nodes);
+        let mut kept = std::mem::take(moves);
+        kept.retain(|&m| self.keeps(st, threatened, m));
+        if kept.is_empty() {
+            // Nothing threatens: keep the full width rather than a node without moves.
+            kept.clear();
+            self.legal_moves(&mut kept);
+            *moves = kept;
+            return false;
+        }
+        *moves = kept;
+        moves.len() < before
+    }
+
     fn defence_deferred(st: &KnowledgeState) -> Option<u32> {
         (st.opts.defence && (st.opts.vcf || st.opts.vct)).then_some(st.opts.defence_visits)
     }
@@ -277,6 +317,64 @@ impl SolverGame for Gomoku {
 
     fn default_heuristic(opts: &SolverOptions) -> Box<dyn Heuristic<Self>> {
         Box::new(ThreatPriors::new(opts))
+    }
+}
+
+impl Gomoku {
+    /// Whether the side to move has a VCF or a VCT within `nodes` nodes each (no hint).
+    fn has_threat_win(&mut self, st: &mut KnowledgeState, nodes: u64) -> bool {
+        let ts = st.lambda_threat.get_or_insert_with(|| ThreatSolver::new(18));
+        ts.set_hint(None);
+        let mut found = false;
+        if st.opts.vcf {
+            let limits = Limits::nodes(nodes);
+            let mut b = Budget::new(&limits, &st.never);
+            found = ts
+                .vcf(self, &mut b, st.opts.vcf_depth)
+                .is_some_and(|l| !l.is_empty());
+            st.nodes += b.nodes;
+        }
+        if !found && st.opts.vct {
+            let limits = Limits::nodes(nodes);
+            let mut b = Budget::new(&limits, &st.never);
+            found = ts
+                .vct(self, &mut b, st.opts.vct_depth)
+                .is_some_and(|l| !l.is_empty());
+            st.nodes += b.nodes;
+        }
+        found
+    }
+
+    /// Whether the defender (not to move here) would have a threat-space win were the side
+    /// to move to pass.
+    fn threat_after_pass(&mut self, st: &mut KnowledgeState, nodes: u64) -> bool {
+        let me = self.to_move();
+        self.set_to_move(me.opp());
+        let r = self.has_threat_win(st, nodes);
+        self.set_to_move(me);
+        r
+    }
+
+    /// Whether the prover's move `m` (the prover to move) is kept by
+    /// [`SolverGame::narrow_prover_moves`]: it wins or is a four (the reply is forced);
+    /// when the defender threatens a threat-space win (`threatened`), it leaves the
+    /// defender none; otherwise it is a threat of a threat: after it and a pass the prover
+    /// has a threat-space win. Moves with no stone within two points on a line never are.
+    fn keeps(&mut self, st: &mut KnowledgeState, threatened: bool, m: Move) -> bool {
+        if !self.near_stone(self.cell_of(m)) || self.check_move(m).is_err() {
+            return false;
+        }
+        self.play_unchecked(m);
+        let n = st.opts.lambda_nodes;
+        let r = if self.outcome().is_some() || self.forced_point().is_some() {
+            true
+        } else if threatened {
+            !self.has_threat_win(st, n)
+        } else {
+            self.threat_after_pass(st, n)
+        };
+        self.undo();
+        r
     }
 }
 

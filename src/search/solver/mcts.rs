@@ -66,6 +66,11 @@ struct Node {
     /// The second stage of knowledge ([`SolverGame::knowledge_win_second`]) is still to run
     /// at the next visit.
     deferred: bool,
+    /// The prover's node whose children are the moves kept by
+    /// [`SolverGame::narrow_prover_moves`]: all of them lost does not lose the node.
+    narrow: bool,
+    /// Re-expanded with every legal move after its narrowed children all lost.
+    wide: bool,
     prior: f32,
     visits: u32,
     /// Virtual losses of simulations in flight through this node.
@@ -90,6 +95,8 @@ impl Node {
             expanded: false,
             pending: false,
             deferred: false,
+            narrow: false,
+            wide: false,
             prior,
             visits: 0,
             vloss: 0,
@@ -125,6 +132,9 @@ struct Setup {
     /// Values at the opponent's nodes from the replies left unproven ([`reply_value`]):
     /// value heuristics (static or α0) in games with quick wins (Gomoku).
     reply_value: bool,
+    /// Narrow the prover's moves ([`SolverGame::narrow_prover_moves`]): the second phase of
+    /// a solve ([`narrowing_phase`]).
+    narrow: bool,
 }
 
 impl Setup {
@@ -176,6 +186,10 @@ struct Worker<'h, G: SolverGame> {
     dmoves: Vec<(u32, Move)>,
     /// Their wins from [`SolverGame::quick_wins_second`]: (node index, table key, move).
     dwins: Vec<(u32, u64, Move)>,
+    /// The pending leaf is a node widened again (no narrowing of its moves).
+    wide: bool,
+    /// [`Worker::evaluate`] narrowed the pending leaf's moves.
+    narrowed: bool,
     /// Children of the pending leaf proven by [`SolverGame::quick_win`]: (index in
     /// `order`, table key, the prover's winning move).
     quick: Vec<(u32, u64, Move)>,
@@ -296,6 +310,16 @@ impl Tree {
         let st = if kids.iter().any(|c| c.status == good) {
             good
         } else if kids.iter().all(|c| c.status == bad) {
+            if n.narrow {
+                // Only the kept moves lost: expand the node again with every move (its old
+                // children stay in the pool unused; this is rare).
+                let m = &mut self.nodes[idx];
+                m.narrow = false;
+                m.wide = true;
+                m.expanded = false;
+                m.count = 0;
+                return UNKNOWN;
+            }
             bad
         } else {
             UNKNOWN
@@ -546,6 +570,7 @@ impl<G: SolverGame> Worker<'_, G> {
         if t.full {
             return Leaf::Full;
         }
+        self.wide = t.nodes[idx].wide;
         t.nodes[idx].pending = true;
         if vl {
             for &p in &self.path {
@@ -559,7 +584,9 @@ impl<G: SolverGame> Worker<'_, G> {
     /// heuristic. Returns the knowledge win's move, if any.
     fn evaluate(&mut self, su: &Setup) -> Option<Move> {
         self.defer = false;
-        if self.g.to_move() == su.prover {
+        self.narrowed = false;
+        let prover_node = self.g.to_move() == su.prover;
+        if prover_node {
             if let Some(m) = self.g.knowledge_win_first(&mut self.know) {
                 return Some(m);
             }
@@ -568,6 +595,9 @@ impl<G: SolverGame> Worker<'_, G> {
             self.defer = G::defence_deferred(&self.know).is_some();
         }
         self.g.legal_moves(&mut self.moves);
+        if su.narrow && prover_node && !self.wide {
+            self.narrowed = self.g.narrow_prover_moves(&mut self.know, &mut self.moves);
+        }
         self.heuristic
             .evaluate_batch(&[&self.g], &mut self.eval[..1]);
         let e = &self.eval[0];
@@ -577,6 +607,17 @@ impl<G: SolverGame> Worker<'_, G> {
                 .iter()
                 .map(|&m| (e.policy.get(m as usize).copied().unwrap_or(0.0), m)),
         );
+        if self.narrowed {
+            // The kept moves share the whole prior: with the static priors' small values
+            // unscaled, the narrowed search behaves like the plain one (measured), and
+            // exploring among the threats is what it is for.
+            let total: f32 = self.order.iter().map(|x| x.0).sum();
+            if total > 0.0 {
+                for x in self.order.iter_mut() {
+                    x.0 /= total;
+                }
+            }
+        }
         // Prior order: ties in selection go to the higher prior.
         self.order
             .sort_by(|a, b| b.0.partial_cmp(&a.0).unwrap_or(std::cmp::Ordering::Equal));
@@ -716,6 +757,7 @@ impl<G: SolverGame> Worker<'_, G> {
         n.count = self.order.len() as u16;
         n.expanded = true;
         n.deferred = self.defer;
+        n.narrow = self.narrowed;
         let e = &self.eval[0];
         let b = match (su.cost, e.cost) {
             (Some(_), Some(c)) => Backup::Cost(c[su.prover.index()]),
@@ -752,6 +794,16 @@ fn staged_knowledge(learned: bool, k: &Knowledge) -> Knowledge {
     } else {
         k.clone()
     }
+}
+
+/// Whether a solve that ends its first search with the node pool full and no result runs a
+/// second one with the prover's moves narrowed ([`SolverGame::narrow_prover_moves`]) in the
+/// budget left: with the static heuristics under the reply value (Gomoku without a network)
+/// and [`Knowledge::lambda_nodes`] set. The two searches solve different problems
+/// (docs/solving.md, "Thirteenth session"): the narrowed one spreads its visits over the
+/// prover's threats and proves some that the plain one cannot reach before its pool fills.
+fn narrowing_phase(learned: bool, reply_value: bool, k: &Knowledge) -> bool {
+    !learned && reply_value && k.lambda_nodes > 0
 }
 
 /// The exploration constant: `c_puct` of the options (the PCN reference solver's), but half
@@ -919,16 +971,14 @@ impl<G: SolverGame> Solver<G> for Mcts<G> {
             c_puct: c_puct_for(self.heuristic.learned(), reply_value, self.opts.c_puct),
             cost: self.heuristic.cost_model(),
             reply_value,
+            narrow: false,
         };
+        let phases = if narrowing_phase(self.heuristic.learned(), reply_value, &self.opts.knowledge)
         {
-            let t = self.tree_mut();
-            t.nodes.clear();
-            t.nodes.push(Node::new(NO_MOVE, 1.0));
-            t.cmin = f32::INFINITY;
-            t.cmax = f32::NEG_INFINITY;
-            t.full = false;
-            t.sims = 0;
-        }
+            2
+        } else {
+            1
+        };
         // Forks for the extra threads (each from the previous one, so seeds differ).
         let mut forks: Vec<Box<dyn Heuristic<G>>> = Vec::new();
         for _ in 1..self.opts.threads.max(1) {
@@ -947,7 +997,31 @@ impl<G: SolverGame> Solver<G> for Mcts<G> {
         let budget = Mutex::new(Budget::new(limits, stop));
         let root_mover_good = self.root_mover_good;
         let mut extra_know = 0u64;
-        {
+        for phase in 0..phases {
+            let su = Setup {
+                narrow: phase == 1,
+                ..su
+            };
+            {
+                // Each phase grows its own tree; the table keeps what earlier phases solved.
+                let t = self.tree_mut();
+                if phase > 0 && (t.nodes[0].status != UNKNOWN || !t.full) {
+                    break;
+                }
+                t.nodes.clear();
+                t.nodes.push(Node::new(NO_MOVE, 1.0));
+                t.cmin = f32::INFINITY;
+                t.cmax = f32::NEG_INFINITY;
+                t.full = false;
+                t.sims = 0;
+            }
+            let exhausted = match budget.lock() {
+                Ok(b) => b.exhausted(),
+                Err(_) => true,
+            };
+            if phase > 0 && exhausted {
+                break;
+            }
             let tree = &self.tree;
             let knowledge = staged_knowledge(self.heuristic.learned(), &self.opts.knowledge);
             self.know.opts = knowledge.clone();
@@ -959,6 +1033,8 @@ impl<G: SolverGame> Solver<G> for Mcts<G> {
                 moves: Vec::with_capacity(512),
                 order: Vec::with_capacity(512),
                 quick: Vec::new(),
+                wide: false,
+                narrowed: false,
                 defer: false,
                 dmoves: Vec::new(),
                 dwins: Vec::new(),
@@ -980,6 +1056,8 @@ impl<G: SolverGame> Solver<G> for Mcts<G> {
                             moves: Vec::with_capacity(512),
                             order: Vec::with_capacity(512),
                             quick: Vec::new(),
+                            wide: false,
+                            narrowed: false,
                             defer: false,
                             dmoves: Vec::new(),
                             dwins: Vec::new(),

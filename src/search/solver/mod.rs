@@ -385,6 +385,17 @@ pub trait SolverGame: Game {
         None
     }
 
+    /// At a node where the prover is to move and no knowledge win was found: removes from
+    /// `moves` the prover's moves that cannot be the first move of a short win by the
+    /// knowledge's measure (Gomoku: the threats of a threat, see
+    /// [`Knowledge::lambda_nodes`]), keeping their order. Returns whether any move was
+    /// removed. The prover needs only one winning move, so a proof among the kept moves is
+    /// a proof; a solver must widen the node again before it calls it lost. Must leave the
+    /// position unchanged. Defaults to keeping every move.
+    fn narrow_prover_moves(&mut self, _state: &mut KnowledgeState, _moves: &mut Vec<Move>) -> bool {
+        false
+    }
+
     /// Whether [`SolverGame::quick_win`] can ever succeed (DFPN then probes the table of
     /// the opponent's children at once, before trying it, instead of in a batched pass).
     const QUICK_WINS: bool = false;

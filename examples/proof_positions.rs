@@ -1,0 +1,304 @@
+//! Gomoku proof analysis for solver work: the prover's decision nodes of a proof file
+//! (`pcn solve --proof-dir`), what kind of move the proof plays there, and the positions
+//! themselves as SGF problems, a quicker yardstick than whole problems
+//! (`scripts/hard_positions.sh`, docs/solving.md, "Thirteenth session").
+//!
+//! ```sh
+//! cargo run --release --example proof_positions -- PROOF.sgf PROBLEM.sgf [--ranks] \
+//!     [--lambda-nodes N] [--dump DIR --max-ply P --take K]
+//! ```
+//!
+//! A decision node is a position of the proof where the prover is to move, has a choice (no
+//! 4T forced point) and has no threat-space win within the solver's default VCF/VCT budget:
+//! the nodes where the solver must find a move by search. For each one it prints the proof's
+//! move, whether that move is a four, and whether it is a *threat of a threat*: after it and a
+//! pass by the defender, the prover has a VCF or VCT within `--lambda-nodes` nodes (the
+//! λ2 moves of Thomsen's lambda search). `--ranks` adds the candidates (empty points near a
+//! stone), how many of them are such threats, and the proof move's rank by the static threat
+//! priors among all candidates and among the threats. `--dump` writes up to `--take`
+//! decision positions within `--max-ply` plies of the proof's root, evenly spread, as
+//! `DIR/<problem>_<NNN>.sgf` (the problem's moves followed by the proof's path).
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::atomic::AtomicBool;
+
+use clap::Parser;
+use pcn::game::gomoku::{Gomoku, Rule};
+use pcn::game::{Color, Game, Move};
+use pcn::search::greedy::candidates;
+use pcn::search::solver::heuristic::{threat_priors, Evaluation};
+use pcn::search::solver::knowledge::{Knowledge, KnowledgeState};
+use pcn::search::solver::SolverGame;
+use pcn::search::threat::ThreatSolver;
+use pcn::search::{Budget, Limits};
+use pcn::sgf::{self, GameTree};
+
+#[derive(Parser)]
+#[command(about = "Decision nodes of a Gomoku proof: move kinds, ranks, positions as SGF")]
+struct Args {
+    /// The proof file (`pcn solve --proof-dir`).
+    proof: PathBuf,
+    /// The problem it proves (its main line gives the proof's root).
+    problem: PathBuf,
+    /// Node budget of the VCF/VCT search after a move and a pass.
+    #[arg(long, default_value_t = 1000)]
+    lambda_nodes: u64,
+    /// Also rank the proof's move among the candidates (one threat search per candidate).
+    #[arg(long)]
+    ranks: bool,
+    /// Also report whether the solver's narrowing (`pcn solve --lambda N`) keeps the proof's
+    /// move, with this node budget.
+    #[arg(long, default_value_t = 0)]
+    narrow: u64,
+    /// Write decision positions as SGF problems into this directory.
+    #[arg(long)]
+    dump: Option<PathBuf>,
+    /// Deepest ply below the proof's root of a written position.
+    #[arg(long, default_value_t = 6)]
+    max_ply: usize,
+    /// How many positions to write at most (evenly spread over those found).
+    #[arg(long, default_value_t = 8)]
+    take: usize,
+}
+
+static NEVER: AtomicBool = AtomicBool::new(false);
+
+/// One decision node: the path from the proof's root and what was found there.
+struct Decision {
+    path: Vec<Move>,
+    line: String,
+    four: bool,
+    lambda2: bool,
+}
+
+struct Walk {
+    prover: Color,
+    know: Knowledge,
+    lambda_nodes: u64,
+    ranks: bool,
+    narrow: u64,
+    threat: ThreatSolver,
+    seen: HashSet<u64>,
+    path: Vec<Move>,
+    found: Vec<Decision>,
+}
+
+/// The children of node `i` of `t`: the next node of the sequence, or the variations.
+fn children(t: &GameTree, i: usize) -> Vec<(&GameTree, usize)> {
+    if i + 1 < t.nodes.len() {
+        vec![(t, i + 1)]
+    } else {
+        t.variations.iter().map(|v| (v, 0)).collect()
+    }
+}
+
+fn move_at(g: &Gomoku, t: &GameTree, i: usize) -> Option<Move> {
+    let (c, v) = t.nodes[i].move_value()?;
+    let id = c.letter().to_string();
+    let (x, y) = sgf::parse_point(&id, v, g.width(), g.height()).ok()??;
+    Some((y * g.width() + x) as Move)
+}
+
+impl Walk {
+    /// Whether the side to move has a VCF within `vcf_nodes` or a VCT within `vct_nodes`.
+    fn threat_win(&mut self, g: &mut Gomoku, vcf_nodes: u64, vct_nodes: u64) -> bool {
+        let limits = Limits::nodes(vcf_nodes);
+        let mut b = Budget::new(&limits, &NEVER);
+        if self
+            .threat
+            .vcf(g, &mut b, self.know.vcf_depth)
+            .is_some_and(|l| !l.is_empty())
+        {
+            return true;
+        }
+        let limits = Limits::nodes(vct_nodes);
+        let mut b = Budget::new(&limits, &NEVER);
+        self.threat
+            .vct(g, &mut b, self.know.vct_depth)
+            .is_some_and(|l| !l.is_empty())
+    }
+
+    /// After `m` and a pass, whether the mover has a threat-space win; `None` when `m` ends
+    /// the game or forces the reply (a four: no pass is possible).
+    fn after_pass(&mut self, g: &mut Gomoku, m: Move) -> Option<bool> {
+        g.play(m).ok()?;
+        let r = if g.outcome().is_some() || g.forced_point().is_some() {
+            None
+        } else {
+            let defender = g.to_move();
+            g.set_to_move(defender.opp());
+            let r = self.threat_win(g, self.lambda_nodes, self.lambda_nodes);
+            g.set_to_move(defender);
+            Some(r)
+        };
+        g.undo();
+        r
+    }
+
+    fn visit(&mut self, g: &mut Gomoku, t: &GameTree, i: usize) {
+        if g.outcome().is_some() {
+            return;
+        }
+        let kids = children(t, i);
+        if g.to_move() == self.prover
+            && kids.len() == 1
+            && g.forced_point().is_none()
+            && self.seen.insert(g.hash())
+        {
+            let (ct, ci) = kids[0];
+            if let Some(m) = move_at(g, ct, ci) {
+                let (vcf_nodes, vct_nodes) = (self.know.vcf_nodes, self.know.vct_nodes);
+                if !self.threat_win(g, vcf_nodes, vct_nodes) {
+                    self.decision(g, m);
+                }
+            }
+        }
+        for (ct, ci) in kids {
+            let Some(m) = move_at(g, ct, ci) else { continue };
+            if g.play(m).is_err() {
+                continue;
+            }
+            self.path.push(m);
+            self.visit(g, ct, ci);
+            self.path.pop();
+            g.undo();
+        }
+    }
+
+    fn decision(&mut self, g: &mut Gomoku, m: Move) {
+        let four = g.makes_four(g.cell_of(m), self.prover);
+        let lambda2 = self.after_pass(g, m) == Some(true);
+        let mut line = format!(
+            "ply {:2} move {:4} four {:5} lambda2 {:5}",
+            self.path.len(),
+            g.move_to_gtp(m),
+            four,
+            lambda2
+        );
+        if self.narrow > 0 {
+            let mut st = KnowledgeState::new(Knowledge {
+                lambda_nodes: self.narrow,
+                ..Knowledge::default()
+            });
+            let mut moves = Vec::new();
+            g.legal_moves(&mut moves);
+            g.narrow_prover_moves(&mut st, &mut moves);
+            line += &format!(" kept {:5} of {:3}", moves.contains(&m), moves.len());
+        }
+        if self.ranks {
+            let mut cells = Vec::new();
+            candidates(g, &mut cells);
+            let mut e = Evaluation::default();
+            let mut buf = Vec::new();
+            threat_priors(g, &mut buf, &mut e);
+            let pm = e.policy.get(m as usize).copied().unwrap_or(0.0);
+            let (mut threats, mut rank_all, mut rank_threats) = (0, 1, 1);
+            let moves: Vec<Move> = cells.iter().map(|&c| g.move_of(c)).collect();
+            for c in moves {
+                let better = e.policy.get(c as usize).copied().unwrap_or(0.0) > pm;
+                rank_all += usize::from(better);
+                if self.after_pass(g, c) == Some(true) {
+                    threats += 1;
+                    rank_threats += usize::from(better);
+                }
+            }
+            line += &format!(
+                " candidates {:3} lambda2 {:3} rank {:3} rank_among_lambda2 {:3}",
+                cells.len(),
+                threats,
+                rank_all,
+                rank_threats
+            );
+        }
+        self.found.push(Decision {
+            path: self.path.clone(),
+            line,
+            four,
+            lambda2,
+        });
+    }
+}
+
+fn read_tree(p: &Path) -> Result<GameTree, String> {
+    let text = std::fs::read(p).map_err(|e| format!("{}: {e}", p.display()))?;
+    GameTree::parse_bytes(&text).map_err(|e| format!("{}: {e}", p.display()))
+}
+
+fn run(a: &Args) -> Result<(), String> {
+    let problem = read_tree(&a.problem)?;
+    let plies = problem.main_line_moves().map_err(|e| e.to_string())?.len();
+    let proof = read_tree(&a.proof)?;
+    // Every shared Gomoku problem and every proof `pcn solve` writes for it uses 4T.
+    let mut g = sgf::to_gomoku_at(&proof, Rule::FourT, plies).map_err(|e| e.to_string())?;
+    // The proof's root: the node holding the problem's last move.
+    let mut cur = (&proof, 0usize);
+    let mut seen = usize::from(proof.nodes.first().is_some_and(|n| n.move_value().is_some()));
+    while seen < plies {
+        let k = children(cur.0, cur.1);
+        cur = *k.first().ok_or("the proof is shorter than the problem")?;
+        seen += usize::from(cur.0.nodes[cur.1].move_value().is_some());
+    }
+    let mut w = Walk {
+        prover: g.to_move(),
+        know: Knowledge::default(),
+        lambda_nodes: a.lambda_nodes,
+        ranks: a.ranks,
+        narrow: a.narrow,
+        threat: ThreatSolver::new(20),
+        seen: HashSet::new(),
+        path: Vec::new(),
+        found: Vec::new(),
+    };
+    w.visit(&mut g, cur.0, cur.1);
+    for d in &w.found {
+        println!("{}", d.line);
+    }
+    let quiet: Vec<&Decision> = w.found.iter().filter(|d| !d.four).collect();
+    println!(
+        "decision nodes {}, fours {}, quiet {} of which threats of a threat (lambda2) {}",
+        w.found.len(),
+        w.found.len() - quiet.len(),
+        quiet.len(),
+        quiet.iter().filter(|d| d.lambda2).count()
+    );
+    if let Some(dir) = &a.dump {
+        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        let near: Vec<&Decision> = w
+            .found
+            .iter()
+            .filter(|d| (1..=a.max_ply).contains(&d.path.len()))
+            .collect();
+        let n = near.len().min(a.take);
+        let stem = a
+            .problem
+            .file_stem()
+            .map_or("problem".into(), |s| s.to_string_lossy().into_owned());
+        for k in 0..n {
+            let d = near[k * near.len() / n];
+            let mut t = problem.clone();
+            let mut c = w.prover;
+            for &m in &d.path {
+                let m = m as usize;
+                t.push_move(c, Some((m % g.width(), m / g.width())));
+                c = c.opp();
+            }
+            let f = dir.join(format!("{stem}_{k:03}.sgf"));
+            std::fs::write(&f, t.to_sgf()).map_err(|e| format!("{}: {e}", f.display()))?;
+        }
+        println!("wrote {n} of {} positions within {} plies", near.len(), a.max_ply);
+    }
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    let a = Args::parse();
+    match run(&a) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("proof_positions: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
