@@ -139,3 +139,82 @@ fn forced_line_replay_and_win_table() {
     let mut fs = Gomoku::new(15, 15, Rule::Freestyle).expect("board");
     assert!(!replay_forced_line(&mut fs, &line));
 }
+
+/// A 15x15 4T position from GTP vertices, Black and White alternating from Black.
+fn position(moves: &[&str]) -> Gomoku {
+    let mut g = Gomoku::new(15, 15, Rule::FourT).expect("board");
+    for v in moves {
+        let m = g.parse_gtp(v).expect("vertex");
+        g.play(m).expect("legal move");
+    }
+    g
+}
+
+fn narrowed(g: &mut Gomoku, lambda_nodes: u64) -> (bool, Vec<String>) {
+    let mut st = KnowledgeState::new(Knowledge {
+        vct: true,
+        lambda_nodes,
+        ..Knowledge::default()
+    });
+    let before = g.hash();
+    let mut moves = Vec::new();
+    g.legal_moves(&mut moves);
+    let cut = g.narrow_prover_moves(&mut st, &mut moves);
+    assert_eq!(g.hash(), before, "narrowing changed the position");
+    (cut, moves.iter().map(|&m| g.move_to_gtp(m)).collect())
+}
+
+/// Black's open two H8 J8 (White far away, no threat): the moves that make an open three
+/// with it (threats of a threat: after them and a pass Black wins by VCT) are kept, far and
+/// unrelated moves are not.
+#[test]
+fn narrowing_keeps_threats_of_a_threat() {
+    let mut g = position(&["H8", "A15", "J8", "O1"]);
+    let (cut, kept) = narrowed(&mut g, 300);
+    assert!(cut, "nothing was removed");
+    for v in ["G8", "K8"] {
+        assert!(kept.contains(&v.to_string()), "{v} (open three) not kept: {kept:?}");
+    }
+    for v in ["A1", "H3", "C12"] {
+        assert!(!kept.contains(&v.to_string()), "{v} kept: {kept:?}");
+    }
+    assert!(kept.len() < 30, "too many kept: {kept:?}");
+    // Every kept move really is a threat of a threat: Black wins by VCT after it and a pass.
+    for v in &kept {
+        let m = g.parse_gtp(v).expect("vertex");
+        g.play(m).expect("legal");
+        g.set_to_move(Color::Black);
+        let limits = Limits::nodes(100_000);
+        let never = AtomicBool::new(false);
+        let mut b = Budget::new(&limits, &never);
+        let win = ThreatSolver::new(16).vct(&mut g, &mut b, 8);
+        assert!(win.is_some_and(|l| !l.is_empty()), "{v} kept but no VCT after it and a pass");
+        g.set_to_move(Color::White);
+        g.undo();
+    }
+    // Budget 0 narrows nothing.
+    let (cut, kept) = narrowed(&mut g, 0);
+    assert!(!cut);
+    assert_eq!(kept.len(), 15 * 15 - 4);
+}
+
+/// White's open three C3 D3 E3 threatens to win: Black's kept moves are its defences (a
+/// block at either end, or the far end G3 that leaves only a blocked four), nothing else.
+#[test]
+fn narrowing_under_threat_keeps_defences_only() {
+    let mut g = position(&["H8", "C3", "J8", "D3", "O15", "E3"]);
+    assert_eq!(g.to_move(), Color::Black);
+    let (cut, kept) = narrowed(&mut g, 300);
+    assert!(cut);
+    for v in ["B3", "F3"] {
+        assert!(kept.contains(&v.to_string()), "{v} (defence) not kept: {kept:?}");
+    }
+    for v in &kept {
+        assert!(
+            ["B3", "F3", "G3", "A3"].contains(&v.as_str()),
+            "{v} kept though it does not defend: {kept:?}"
+        );
+    }
+    // G8 would be a threat of a threat, but it ignores White's three.
+    assert!(!kept.contains(&"G8".to_string()));
+}

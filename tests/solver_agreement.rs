@@ -8,8 +8,9 @@ use std::sync::atomic::AtomicBool;
 use pcn::game::gomoku::{Gomoku, Rule};
 use pcn::game::killallgo::{KillallGo, Variant};
 use pcn::game::{Color, Game, Move, Outcome};
+use pcn::search::solver::mcts::Mcts;
 use pcn::search::solver::{
-    solver_by_name, Knowledge, ProofTree, SolveResult, SolverGame, SolverOptions,
+    solver_by_name, Knowledge, ProofTree, SolveResult, Solver, SolverGame, SolverOptions,
 };
 use pcn::search::Limits;
 use pcn::util::Rng;
@@ -272,6 +273,87 @@ fn gomoku_solvers_agree_with_brute_force() {
         wins > 10 && wins * 10 < total,
         "value mix too one-sided: {wins}"
     );
+}
+
+/// MCTS's second phase (the prover's moves narrowed to threats of a threat, fours and
+/// defences, after the first search filled its node pool): a pool of 1 024 nodes makes the
+/// first search stop on most positions, and every result of either phase must agree with
+/// exhaustive search, losses included (a narrowed node whose kept moves all lose is widened
+/// again before it is called lost), with a proof that checks.
+#[test]
+fn mcts_narrowed_phase_agrees_with_brute_force() {
+    let opts = SolverOptions {
+        memory_bytes: 64 << 10,
+        ..SolverOptions::default()
+    };
+    assert!(opts.knowledge.lambda_nodes > 0, "the narrowing is on by default");
+    let (mut second, mut solved_second, mut losses_second, mut total) = (0, 0, 0, 0);
+    for (i, &(rule, size, empties)) in [
+        (Rule::FourT, 7, 14),
+        (Rule::Freestyle, 7, 13),
+        (Rule::FourT, 6, 13),
+    ]
+    .iter()
+    .enumerate()
+    {
+        for (j, g) in gomoku_positions(rule, size, empties, 14, 7100 + i as u64)
+            .into_iter()
+            .enumerate()
+        {
+            for prover in [g.to_move(), g.to_move().opp()] {
+                let mut memo = HashMap::new();
+                let mut n = 0;
+                let mut h = g.clone();
+                let Some(truth) = brute(
+                    &mut h,
+                    prover,
+                    &|x: &Gomoku| x.hash(),
+                    &mut memo,
+                    &mut n,
+                    4_000_000,
+                ) else {
+                    continue;
+                };
+                total += 1;
+                let label = format!("{} {size}x{size} #{j} prover {prover:?}", rule.name());
+                let mut s = Mcts::new(opts.clone(), Gomoku::default_heuristic(&opts));
+                let stop = AtomicBool::new(false);
+                let o = s.solve(&g, prover, &Limits::nodes(20_000), &stop, &mut |_| {});
+                if s.phases_used() == 2 {
+                    second += 1;
+                }
+                if o.result == SolveResult::Unknown {
+                    continue;
+                }
+                assert_eq!(
+                    o.result == SolveResult::Win,
+                    truth,
+                    "{label}: mcts says {:?} after {} phase(s), brute force says prover wins = {truth}",
+                    o.result,
+                    s.phases_used()
+                );
+                if s.phases_used() == 2 {
+                    solved_second += 1;
+                    losses_second += usize::from(o.result == SolveResult::Loss);
+                }
+                let tree = s
+                    .proof_tree()
+                    .unwrap_or_else(|| panic!("{label}: solved {:?} but gave no proof", o.result));
+                let mut h = g.clone();
+                if let Err(e) = replay_proof(&mut h, &tree, 0) {
+                    panic!("{label}: proof invalid: {e}");
+                }
+                tree.check(&g)
+                    .unwrap_or_else(|e| panic!("{label}: proof fails check: {e}"));
+            }
+        }
+    }
+    eprintln!(
+        "narrowed phase: {second} of {total} solves reached it, {solved_second} solved there ({losses_second} losses)"
+    );
+    assert!(total >= 60, "too few positions: {total}");
+    assert!(second * 4 >= total, "the second phase was rarely reached: {second} of {total}");
+    assert!(solved_second >= 5, "the second phase solved too little: {solved_second}");
 }
 
 /// Killall-Go 7x7 positions a few plies before the end of random games (board moves, a pass

@@ -210,6 +210,8 @@ pub struct Mcts<G: SolverGame> {
     last: Option<(G, Color, SolveResult)>,
     /// Threads used by the last solve.
     last_threads: usize,
+    /// Search phases the last solve ran (2: it went on with narrowed prover moves).
+    last_phases: usize,
 }
 
 fn key_of<G: SolverGame>(g: &G, prover: Color) -> u64 {
@@ -627,7 +629,14 @@ impl<G: SolverGame> Worker<'_, G> {
             self.moves.clear();
             self.moves.extend(self.order.iter().map(|&(_, m)| m));
             let mut wins = Vec::new();
-            self.g.quick_wins(&mut self.know, &self.moves, &mut wins);
+            if su.narrow && su.use_tt {
+                // The prover's move here was a threat (of a threat): the pass-threat zone
+                // runs at once, and finish() keeps only the replies it left open.
+                self.g.quick_wins_second(&mut self.know, &self.moves, &mut wins);
+                self.defer = false;
+            } else {
+                self.g.quick_wins(&mut self.know, &self.moves, &mut wins);
+            }
             for (i, w) in wins {
                 let Some(&m) = self.moves.get(i) else {
                     continue;
@@ -743,18 +752,40 @@ impl<G: SolverGame> Worker<'_, G> {
             return false;
         }
         let first = t.nodes.len() as u32;
-        for &(p, m) in &self.order {
-            t.nodes.push(Node::new(m, p));
+        // Narrowed phase: the replies proven at expansion get no node (the table holds their
+        // wins for the proof), which saves most of the pool at the opponent's nodes.
+        let compact = su.narrow && su.use_tt && self.g.to_move() != su.prover;
+        let mut count = 0u16;
+        if compact {
+            let mut proven = vec![false; self.order.len()];
+            for &(i, _, _) in &self.quick {
+                if let Some(x) = proven.get_mut(i as usize) {
+                    *x = true;
+                }
+            }
+            for (&(p, m), &done) in self.order.iter().zip(&proven) {
+                if !done {
+                    t.nodes.push(Node::new(m, p));
+                    count += 1;
+                }
+            }
+        } else {
+            for &(p, m) in &self.order {
+                t.nodes.push(Node::new(m, p));
+            }
+            count = self.order.len() as u16;
         }
         for &(i, key, w) in &self.quick {
-            t.nodes[first as usize + i as usize].status = WIN;
+            if !compact {
+                t.nodes[first as usize + i as usize].status = WIN;
+            }
             if su.use_tt {
                 t.tt.put(key, 0, INF, 1, w);
             }
         }
         let n = &mut t.nodes[idx];
         n.first = first;
-        n.count = self.order.len() as u16;
+        n.count = count;
         n.expanded = true;
         n.deferred = self.defer;
         n.narrow = self.narrowed;
@@ -768,7 +799,11 @@ impl<G: SolverGame> Worker<'_, G> {
             }
             _ => Backup::Value(e.value.clamp(-1.0, 1.0)),
         };
-        if self.order.is_empty() {
+        if compact && count == 0 && !self.order.is_empty() {
+            // Every reply proven at once.
+            t.nodes[idx].status = WIN;
+            t.backup(&self.path, &mut self.g, Backup::Status(WIN), su, vl);
+        } else if self.order.is_empty() {
             // No legal move but not terminal: leave it to the status rules (unknown value).
             t.backup(&self.path, &mut self.g, Backup::Value(0.0), su, vl);
         } else {
@@ -926,12 +961,20 @@ impl<G: SolverGame> Mcts<G> {
             root_key: 0,
             last: None,
             last_threads: 1,
+            last_phases: 0,
         }
     }
 
     /// Threads used by the last solve (1 when the heuristic cannot be forked).
     pub fn threads_used(&self) -> usize {
         self.last_threads
+    }
+
+    /// Search phases the last solve ran: 2 when its first search filled the node pool
+    /// without a result and a second one ran with the prover's moves narrowed
+    /// ([`Knowledge::lambda_nodes`]).
+    pub fn phases_used(&self) -> usize {
+        self.last_phases
     }
 
     fn tree_mut(&mut self) -> &mut Tree {
@@ -997,9 +1040,18 @@ impl<G: SolverGame> Solver<G> for Mcts<G> {
         let budget = Mutex::new(Budget::new(limits, stop));
         let root_mover_good = self.root_mover_good;
         let mut extra_know = 0u64;
+        self.last_phases = 0;
         for phase in 0..phases {
             let su = Setup {
                 narrow: phase == 1,
+                // The halved constant is for the flat static priors; the narrowed phase's
+                // priors are spread over the kept moves only (measured: 63 and 75 solved at
+                // 1.5, not at 0.75; docs/solving.md, "Thirteenth session").
+                c_puct: if phase == 1 {
+                    self.opts.c_puct
+                } else {
+                    su.c_puct
+                },
                 ..su
             };
             {
@@ -1022,6 +1074,7 @@ impl<G: SolverGame> Solver<G> for Mcts<G> {
             if phase > 0 && exhausted {
                 break;
             }
+            self.last_phases = phase + 1;
             let tree = &self.tree;
             let knowledge = staged_knowledge(self.heuristic.learned(), &self.opts.knowledge);
             self.know.opts = knowledge.clone();
