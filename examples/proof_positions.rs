@@ -156,7 +156,9 @@ impl Walk {
             }
         }
         for (ct, ci) in kids {
-            let Some(m) = move_at(g, ct, ci) else { continue };
+            let Some(m) = move_at(g, ct, ci) else {
+                continue;
+            };
             if g.play(m).is_err() {
                 continue;
             }
@@ -234,7 +236,12 @@ fn run(a: &Args) -> Result<(), String> {
     let mut g = sgf::to_gomoku_at(&proof, Rule::FourT, plies).map_err(|e| e.to_string())?;
     // The proof's root: the node holding the problem's last move.
     let mut cur = (&proof, 0usize);
-    let mut seen = usize::from(proof.nodes.first().is_some_and(|n| n.move_value().is_some()));
+    let mut seen = usize::from(
+        proof
+            .nodes
+            .first()
+            .is_some_and(|n| n.move_value().is_some()),
+    );
     while seen < plies {
         let k = children(cur.0, cur.1);
         cur = *k.first().ok_or("the proof is shorter than the problem")?;
@@ -287,7 +294,11 @@ fn run(a: &Args) -> Result<(), String> {
             let f = dir.join(format!("{stem}_{k:03}.sgf"));
             std::fs::write(&f, t.to_sgf()).map_err(|e| format!("{}: {e}", f.display()))?;
         }
-        println!("wrote {n} of {} positions within {} plies", near.len(), a.max_ply);
+        println!(
+            "wrote {n} of {} positions within {} plies",
+            near.len(),
+            a.max_ply
+        );
     }
     Ok(())
 }

@@ -173,7 +173,10 @@ fn narrowing_keeps_threats_of_a_threat() {
     let (cut, kept) = narrowed(&mut g, 300);
     assert!(cut, "nothing was removed");
     for v in ["G8", "K8"] {
-        assert!(kept.contains(&v.to_string()), "{v} (open three) not kept: {kept:?}");
+        assert!(
+            kept.contains(&v.to_string()),
+            "{v} (open three) not kept: {kept:?}"
+        );
     }
     for v in ["A1", "H3", "C12"] {
         assert!(!kept.contains(&v.to_string()), "{v} kept: {kept:?}");
@@ -188,7 +191,10 @@ fn narrowing_keeps_threats_of_a_threat() {
         let never = AtomicBool::new(false);
         let mut b = Budget::new(&limits, &never);
         let win = ThreatSolver::new(16).vct(&mut g, &mut b, 8);
-        assert!(win.is_some_and(|l| !l.is_empty()), "{v} kept but no VCT after it and a pass");
+        assert!(
+            win.is_some_and(|l| !l.is_empty()),
+            "{v} kept but no VCT after it and a pass"
+        );
         g.set_to_move(Color::White);
         g.undo();
     }
@@ -207,7 +213,10 @@ fn narrowing_under_threat_keeps_defences_only() {
     let (cut, kept) = narrowed(&mut g, 300);
     assert!(cut);
     for v in ["B3", "F3"] {
-        assert!(kept.contains(&v.to_string()), "{v} (defence) not kept: {kept:?}");
+        assert!(
+            kept.contains(&v.to_string()),
+            "{v} (defence) not kept: {kept:?}"
+        );
     }
     for v in &kept {
         assert!(

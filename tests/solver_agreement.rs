@@ -275,19 +275,32 @@ fn gomoku_solvers_agree_with_brute_force() {
     );
 }
 
-/// MCTS's second phase (the prover's moves narrowed to threats of a threat, fours and
-/// defences, after the first search filled its node pool): a pool of 1 024 nodes makes the
-/// first search stop on most positions, and every result of either phase must agree with
-/// exhaustive search, losses included (a narrowed node whose kept moves all lose is widened
-/// again before it is called lost), with a proof that checks.
+/// MCTS's narrowed phase (the prover's moves narrowed to threats of a threat, fours and
+/// defences; the opponent's replies proven by the pass-threat zone get no node), run alone
+/// (`narrow_only`): every result must agree with exhaustive search, losses included (a
+/// narrowed node whose kept moves all lose is widened again before it is called lost), with
+/// a proof that checks. A small pool then checks that the two-phase solve reaches the
+/// second phase and stays sound there.
 #[test]
 fn mcts_narrowed_phase_agrees_with_brute_force() {
-    let opts = SolverOptions {
+    let narrow = SolverOptions {
+        memory_bytes: 16 << 20,
+        knowledge: Knowledge {
+            narrow_only: true,
+            ..Knowledge::default()
+        },
+        ..SolverOptions::default()
+    };
+    let small = SolverOptions {
         memory_bytes: 64 << 10,
         ..SolverOptions::default()
     };
-    assert!(opts.knowledge.lambda_nodes > 0, "the narrowing is on by default");
+    assert!(
+        small.knowledge.lambda_nodes > 0,
+        "the narrowing is on by default"
+    );
     let (mut second, mut solved_second, mut losses_second, mut total) = (0, 0, 0, 0);
+    let mut small_second = 0;
     for (i, &(rule, size, empties)) in [
         (Rule::FourT, 7, 14),
         (Rule::Freestyle, 7, 13),
@@ -316,44 +329,62 @@ fn mcts_narrowed_phase_agrees_with_brute_force() {
                 };
                 total += 1;
                 let label = format!("{} {size}x{size} #{j} prover {prover:?}", rule.name());
-                let mut s = Mcts::new(opts.clone(), Gomoku::default_heuristic(&opts));
-                let stop = AtomicBool::new(false);
-                let o = s.solve(&g, prover, &Limits::nodes(20_000), &stop, &mut |_| {});
-                if s.phases_used() == 2 {
-                    second += 1;
-                }
-                if o.result == SolveResult::Unknown {
-                    continue;
-                }
-                assert_eq!(
+                for opts in [&narrow, &small] {
+                    let mut s = Mcts::new(opts.clone(), Gomoku::default_heuristic(opts));
+                    let stop = AtomicBool::new(false);
+                    let o = s.solve(&g, prover, &Limits::nodes(20_000), &stop, &mut |_| {});
+                    let alone = opts.knowledge.narrow_only;
+                    if s.phases_used() == 2 {
+                        if alone {
+                            second += 1;
+                        } else {
+                            small_second += 1;
+                        }
+                    }
+                    if o.result == SolveResult::Unknown {
+                        continue;
+                    }
+                    assert_eq!(
                     o.result == SolveResult::Win,
                     truth,
                     "{label}: mcts says {:?} after {} phase(s), brute force says prover wins = {truth}",
                     o.result,
                     s.phases_used()
                 );
-                if s.phases_used() == 2 {
-                    solved_second += 1;
-                    losses_second += usize::from(o.result == SolveResult::Loss);
+                    if s.phases_used() == 2 && alone {
+                        solved_second += 1;
+                        losses_second += usize::from(o.result == SolveResult::Loss);
+                    }
+                    let tree = s.proof_tree().unwrap_or_else(|| {
+                        panic!("{label}: solved {:?} but gave no proof", o.result)
+                    });
+                    let mut h = g.clone();
+                    if let Err(e) = replay_proof(&mut h, &tree, 0) {
+                        panic!("{label}: proof invalid: {e}");
+                    }
+                    tree.check(&g)
+                        .unwrap_or_else(|e| panic!("{label}: proof fails check: {e}"));
                 }
-                let tree = s
-                    .proof_tree()
-                    .unwrap_or_else(|| panic!("{label}: solved {:?} but gave no proof", o.result));
-                let mut h = g.clone();
-                if let Err(e) = replay_proof(&mut h, &tree, 0) {
-                    panic!("{label}: proof invalid: {e}");
-                }
-                tree.check(&g)
-                    .unwrap_or_else(|e| panic!("{label}: proof fails check: {e}"));
             }
         }
     }
     eprintln!(
-        "narrowed phase: {second} of {total} solves reached it, {solved_second} solved there ({losses_second} losses)"
+        "narrowed phase alone: {second} of {total} solves, {solved_second} solved ({losses_second} losses); two phases with a small pool: {small_second} reached the second"
     );
     assert!(total >= 60, "too few positions: {total}");
-    assert!(second * 4 >= total, "the second phase was rarely reached: {second} of {total}");
-    assert!(solved_second >= 5, "the second phase solved too little: {solved_second}");
+    assert_eq!(second, total, "narrow_only must run the narrowed phase");
+    assert!(
+        solved_second * 3 >= total,
+        "the narrowed phase solved too little: {solved_second} of {total}"
+    );
+    assert!(
+        losses_second >= 5,
+        "too few losses to check the widening: {losses_second}"
+    );
+    assert!(
+        small_second * 4 >= total,
+        "the second phase was rarely reached: {small_second} of {total}"
+    );
 }
 
 /// Killall-Go 7x7 positions a few plies before the end of random games (board moves, a pass

@@ -56,6 +56,9 @@ pub struct Knowledge {
     /// moves after which the prover, were the defender to pass, has a VCF or VCT within this
     /// many nodes. 0: no second phase.
     pub lambda_nodes: u64,
+    /// MCTS: run only the narrowed search (from the start, with the whole budget), for
+    /// ablations and tests of that phase.
+    pub narrow_only: bool,
 }
 
 impl Default for Knowledge {
@@ -77,6 +80,7 @@ impl Default for Knowledge {
             defence_nodes: 400_000,
             patterns: 0.0,
             lambda_nodes: 1_000,
+            narrow_only: false,
         }
     }
 }
@@ -349,7 +353,9 @@ impl SolverGame for Gomoku {
 impl Gomoku {
     /// Whether the side to move has a VCF or a VCT within `nodes` nodes each (no hint).
     fn has_threat_win(&mut self, st: &mut KnowledgeState, nodes: u64) -> bool {
-        let ts = st.lambda_threat.get_or_insert_with(|| ThreatSolver::new(18));
+        let ts = st
+            .lambda_threat
+            .get_or_insert_with(|| ThreatSolver::new(18));
         ts.set_hint(None);
         let mut found = false;
         if st.opts.vcf {
@@ -396,11 +402,19 @@ impl Gomoku {
             // four is a threat of a threat; of the moves that make at most a blocked two
             // and block no four of the defender 1 % are, at 58 % of the searches).
             let me = self.to_move();
-            let own = self.patterns(c, me).into_iter().max().unwrap_or(Pattern::Dead);
+            let own = self
+                .patterns(c, me)
+                .into_iter()
+                .max()
+                .unwrap_or(Pattern::Dead);
             if own >= Pattern::F3 {
                 return true;
             }
-            let opp = self.patterns(c, me.opp()).into_iter().max().unwrap_or(Pattern::Dead);
+            let opp = self
+                .patterns(c, me.opp())
+                .into_iter()
+                .max()
+                .unwrap_or(Pattern::Dead);
             if own <= Pattern::B2 && opp < Pattern::B4 {
                 return false;
             }

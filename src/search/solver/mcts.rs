@@ -632,7 +632,8 @@ impl<G: SolverGame> Worker<'_, G> {
             if su.narrow && su.use_tt {
                 // The prover's move here was a threat (of a threat): the pass-threat zone
                 // runs at once, and finish() keeps only the replies it left open.
-                self.g.quick_wins_second(&mut self.know, &self.moves, &mut wins);
+                self.g
+                    .quick_wins_second(&mut self.know, &self.moves, &mut wins);
                 self.defer = false;
             } else {
                 self.g.quick_wins(&mut self.know, &self.moves, &mut wins);
@@ -1041,7 +1042,12 @@ impl<G: SolverGame> Solver<G> for Mcts<G> {
         let root_mover_good = self.root_mover_good;
         let mut extra_know = 0u64;
         self.last_phases = 0;
-        for phase in 0..phases {
+        let first = if phases == 2 && self.opts.knowledge.narrow_only {
+            1
+        } else {
+            0
+        };
+        for phase in first..phases {
             let su = Setup {
                 narrow: phase == 1,
                 // The halved constant is for the flat static priors; the narrowed phase's
@@ -1057,7 +1063,7 @@ impl<G: SolverGame> Solver<G> for Mcts<G> {
             {
                 // Each phase grows its own tree; the table keeps what earlier phases solved.
                 let t = self.tree_mut();
-                if phase > 0 && (t.nodes[0].status != UNKNOWN || !t.full) {
+                if phase > first && (t.nodes[0].status != UNKNOWN || !t.full) {
                     break;
                 }
                 t.nodes.clear();
@@ -1071,7 +1077,7 @@ impl<G: SolverGame> Solver<G> for Mcts<G> {
                 Ok(b) => b.exhausted(),
                 Err(_) => true,
             };
-            if phase > 0 && exhausted {
+            if phase > first && exhausted {
                 break;
             }
             self.last_phases = phase + 1;
