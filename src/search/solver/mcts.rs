@@ -63,14 +63,9 @@ struct Node {
     expanded: bool,
     /// A thread is evaluating this leaf (others must not expand it too).
     pending: bool,
-    /// The second stage of knowledge ([`SolverGame::knowledge_win_second`]) is still to run
-    /// at the next visit.
-    deferred: bool,
-    /// The prover's node whose children are the moves kept by
-    /// [`SolverGame::narrow_prover_moves`]: all of them lost does not lose the node.
-    narrow: bool,
-    /// Re-expanded with every legal move after its narrowed children all lost.
-    wide: bool,
+    /// [`DEFERRED`], [`NARROW`], [`WIDE`]: one byte, so that the node stays 28 bytes (a
+    /// larger node is a smaller pool for the same memory).
+    flags: u8,
     prior: f32,
     visits: u32,
     /// Virtual losses of simulations in flight through this node.
@@ -81,7 +76,28 @@ struct Node {
     first: u32,
 }
 
+/// [`Node::flags`]: the second stage of knowledge ([`SolverGame::knowledge_win_second`]) is
+/// still to run at the next visit.
+const DEFERRED: u8 = 1;
+/// [`Node::flags`]: a prover's node whose children are the moves kept by
+/// [`SolverGame::narrow_prover_moves`]; all of them lost does not lose the node.
+const NARROW: u8 = 2;
+/// [`Node::flags`]: re-expanded with every legal move after its narrowed children all lost.
+const WIDE: u8 = 4;
+
 impl Node {
+    fn has(&self, f: u8) -> bool {
+        self.flags & f != 0
+    }
+
+    fn set(&mut self, f: u8, on: bool) {
+        if on {
+            self.flags |= f;
+        } else {
+            self.flags &= !f;
+        }
+    }
+
     /// Indices of the children in the pool (empty before expansion).
     fn kids(&self) -> std::ops::Range<usize> {
         self.first as usize..self.first as usize + self.count as usize
@@ -94,9 +110,7 @@ impl Node {
             status: UNKNOWN,
             expanded: false,
             pending: false,
-            deferred: false,
-            narrow: false,
-            wide: false,
+            flags: 0,
             prior,
             visits: 0,
             vloss: 0,
@@ -214,6 +228,9 @@ pub struct Mcts<G: SolverGame> {
     last_phases: usize,
 }
 
+// The pool's size per node (28 bytes): checked so that a new field does not shrink it.
+const _: () = assert!(std::mem::size_of::<Node>() == 28);
+
 fn key_of<G: SolverGame>(g: &G, prover: Color) -> u64 {
     let k = g.solver_key();
     if prover == Color::White {
@@ -312,12 +329,12 @@ impl Tree {
         let st = if kids.iter().any(|c| c.status == good) {
             good
         } else if kids.iter().all(|c| c.status == bad) {
-            if n.narrow {
+            if n.has(NARROW) {
                 // Only the kept moves lost: expand the node again with every move (its old
                 // children stay in the pool unused; this is rare).
                 let m = &mut self.nodes[idx];
-                m.narrow = false;
-                m.wide = true;
+                m.set(NARROW, false);
+                m.set(WIDE, true);
                 m.expanded = false;
                 m.count = 0;
                 return UNKNOWN;
@@ -499,9 +516,9 @@ impl<G: SolverGame> Worker<'_, G> {
             } else {
                 G::defence_deferred(&self.know).unwrap_or(u32::MAX)
             };
-            if n.deferred && n.visits >= due {
+            if n.has(DEFERRED) && n.visits >= due {
                 // The node is visited again: its costlier knowledge runs now.
-                t.nodes[idx].deferred = false;
+                t.nodes[idx].set(DEFERRED, false);
                 self.dmoves.clear();
                 if !prover_node {
                     let kids = n.kids();
@@ -572,7 +589,7 @@ impl<G: SolverGame> Worker<'_, G> {
         if t.full {
             return Leaf::Full;
         }
-        self.wide = t.nodes[idx].wide;
+        self.wide = t.nodes[idx].has(WIDE);
         t.nodes[idx].pending = true;
         if vl {
             for &p in &self.path {
@@ -788,8 +805,8 @@ impl<G: SolverGame> Worker<'_, G> {
         n.first = first;
         n.count = count;
         n.expanded = true;
-        n.deferred = self.defer;
-        n.narrow = self.narrowed;
+        n.set(DEFERRED, self.defer);
+        n.set(NARROW, self.narrowed);
         let e = &self.eval[0];
         let b = match (su.cost, e.cost) {
             (Some(_), Some(c)) => Backup::Cost(c[su.prover.index()]),
