@@ -98,6 +98,20 @@ fn replay_proof<G: Game>(g: &mut G, t: &ProofTree, node: usize) -> Result<(), St
     Ok(())
 }
 
+/// Whether `prover` wins the Gomoku position `g`, by exhaustive search within `cap` nodes.
+fn gomoku_truth(g: &Gomoku, prover: Color, cap: u64) -> Option<bool> {
+    let mut memo = HashMap::new();
+    let mut n = 0;
+    brute(
+        &mut g.clone(),
+        prover,
+        &|x: &Gomoku| x.hash(),
+        &mut memo,
+        &mut n,
+        cap,
+    )
+}
+
 /// Runs solver `name` and checks its answer against `truth` (when solved) and its proof.
 /// Returns the result.
 fn check_solver<G: SolverGame>(
@@ -230,18 +244,8 @@ fn gomoku_solvers_agree_with_brute_force() {
             .enumerate()
         {
             for prover in [g.to_move(), g.to_move().opp()] {
-                let mut memo = HashMap::new();
-                let mut n = 0;
-                let mut h = g.clone();
-                let truth = brute(
-                    &mut h,
-                    prover,
-                    &|x: &Gomoku| x.hash(),
-                    &mut memo,
-                    &mut n,
-                    2_000_000,
-                )
-                .expect("small enough for brute force");
+                let truth =
+                    gomoku_truth(&g, prover, 2_000_000).expect("small enough for brute force");
                 wins += truth as usize;
                 for (ci, (name, opts)) in configs().into_iter().enumerate() {
                     total += 1;
@@ -314,17 +318,7 @@ fn mcts_narrowed_phase_agrees_with_brute_force() {
             .enumerate()
         {
             for prover in [g.to_move(), g.to_move().opp()] {
-                let mut memo = HashMap::new();
-                let mut n = 0;
-                let mut h = g.clone();
-                let Some(truth) = brute(
-                    &mut h,
-                    prover,
-                    &|x: &Gomoku| x.hash(),
-                    &mut memo,
-                    &mut n,
-                    4_000_000,
-                ) else {
+                let Some(truth) = gomoku_truth(&g, prover, 4_000_000) else {
                     continue;
                 };
                 total += 1;
@@ -654,17 +648,7 @@ fn focused_dfpn_with_cost_heuristic_agrees_with_brute_force() {
     for (i, rule) in [Rule::Freestyle, Rule::FourT].into_iter().enumerate() {
         for g in gomoku_positions(rule, 6, 11, 15, 555 + i as u64) {
             let prover = g.to_move();
-            let mut memo = HashMap::new();
-            let mut n = 0;
-            let truth = brute(
-                &mut g.clone(),
-                prover,
-                &|x: &Gomoku| x.hash(),
-                &mut memo,
-                &mut n,
-                2_000_000,
-            )
-            .expect("small enough");
+            let truth = gomoku_truth(&g, prover, 2_000_000).expect("small enough");
             for name in ["fdfpn", "mcts"] {
                 let opts = SolverOptions {
                     memory_bytes: 8 << 20,

@@ -314,21 +314,19 @@ impl SolverGame for Gomoku {
             }
         }
         let threatened = self.threat_after_pass(st, st.opts.lambda_nodes);
-        let mut kept = std::mem::take(moves);
-        kept.retain(|&m| self.keeps(st, threatened, m));
-        if !kept.is_empty() {
-            if st.narrowed.is_empty() {
-                st.narrowed = vec![(0, Box::default()); NARROW_SLOTS];
-            }
-            st.narrowed[slot] = (key, kept.clone().into_boxed_slice());
-        }
+        let kept: Vec<Move> = moves
+            .iter()
+            .copied()
+            .filter(|&m| self.keeps(st, threatened, m))
+            .collect();
         if kept.is_empty() {
             // Nothing threatens: keep the full width rather than a node without moves.
-            kept.clear();
-            self.legal_moves(&mut kept);
-            *moves = kept;
             return false;
         }
+        if st.narrowed.is_empty() {
+            st.narrowed = vec![(0, Box::default()); NARROW_SLOTS];
+        }
+        st.narrowed[slot] = (key, kept.clone().into_boxed_slice());
         *moves = kept;
         moves.len() < before
     }
@@ -357,24 +355,9 @@ impl Gomoku {
             .lambda_threat
             .get_or_insert_with(|| ThreatSolver::new(18));
         ts.set_hint(None);
-        let mut found = false;
-        if st.opts.vcf {
-            let limits = Limits::nodes(nodes);
-            let mut b = Budget::new(&limits, &st.never);
-            found = ts
-                .vcf(self, &mut b, st.opts.vcf_depth)
-                .is_some_and(|l| !l.is_empty());
-            st.nodes += b.nodes;
-        }
-        if !found && st.opts.vct {
-            let limits = Limits::nodes(nodes);
-            let mut b = Budget::new(&limits, &st.never);
-            found = ts
-                .vct(self, &mut b, st.opts.vct_depth)
-                .is_some_and(|l| !l.is_empty());
-            st.nodes += b.nodes;
-        }
-        found
+        let (o, n, sp) = (&st.opts, &st.never, &mut st.nodes);
+        (o.vcf && bounded(ts, self, o, n, sp, nodes, false).0.is_some())
+            || (o.vct && bounded(ts, self, o, n, sp, nodes, true).0.is_some())
     }
 
     /// Whether the defender (not to move here) would have a threat-space win were the side
@@ -448,23 +431,18 @@ fn pass_threat(g: &mut Gomoku, st: &mut KnowledgeState) -> Option<(u64, bool, u6
     ts.set_hint(Some(st.last_win_hash.map_or(0, |h| h ^ null_hash)));
     let mut found = None;
     let mut vcf_line = None;
-    if st.opts.vcf {
-        let limits = Limits::nodes(st.opts.vcf_nodes);
-        let mut b = Budget::new(&limits, &st.never);
-        let r = ts.vcf(g, &mut b, st.opts.vcf_depth);
-        st.nodes += b.nodes;
-        if r.as_ref().is_some_and(|l| !l.is_empty()) {
-            found = Some((null_hash, false, b.nodes));
+    let (o, n, sp) = (&st.opts, &st.never, &mut st.nodes);
+    if o.vcf {
+        let (r, used) = bounded(ts, g, o, n, sp, o.vcf_nodes, false);
+        if r.is_some() {
+            found = Some((null_hash, false, used));
             vcf_line = r;
         }
     }
-    if found.is_none() && st.opts.vct {
-        let limits = Limits::nodes(st.opts.vct_nodes);
-        let mut b = Budget::new(&limits, &st.never);
-        let r = ts.vct(g, &mut b, st.opts.vct_depth);
-        st.nodes += b.nodes;
-        if r.is_some_and(|l| !l.is_empty()) {
-            found = Some((null_hash, true, b.nodes));
+    if found.is_none() && o.vct {
+        let (r, used) = bounded(ts, g, o, n, sp, o.vct_nodes, true);
+        if r.is_some() {
+            found = Some((null_hash, true, used));
         }
     }
     g.set_to_move(defender);
@@ -490,15 +468,8 @@ fn replay_threat(
 ) -> (Option<Move>, u64) {
     let ts = st.threat.get_or_insert_with(|| ThreatSolver::new(20));
     ts.set_hint(Some(null_hash ^ g.hash()));
-    let limits = Limits::nodes(cap);
-    let mut b = Budget::new(&limits, &st.never);
-    let r = if vct {
-        ts.vct(g, &mut b, st.opts.vct_depth)
-    } else {
-        ts.vcf(g, &mut b, st.opts.vcf_depth)
-    };
-    st.nodes += b.nodes;
-    (r.and_then(|l| l.first().copied()), b.nodes)
+    let (r, used) = bounded(ts, g, &st.opts, &st.never, &mut st.nodes, cap, vct);
+    (r.and_then(|l| l.first().copied()), used)
 }
 
 /// The threat searches at a node where the prover is to move: the cheap checks, then VCF
@@ -513,29 +484,60 @@ fn threat_win(g: &mut Gomoku, st: &mut KnowledgeState, vcf: bool, vct: bool) -> 
     let ts = st.threat.get_or_insert_with(|| ThreatSolver::new(20));
     ts.set_hint(Some(st.last_win_hash.map_or(0, |h| h ^ g.hash())));
     if vcf {
-        let limits = Limits::nodes(st.opts.vcf_nodes);
-        let mut b = Budget::new(&limits, &st.never);
-        let r = ts.vcf(g, &mut b, st.opts.vcf_depth);
-        st.nodes += b.nodes;
+        let (r, _) = bounded(
+            ts,
+            g,
+            &st.opts,
+            &st.never,
+            &mut st.nodes,
+            st.opts.vcf_nodes,
+            false,
+        );
         if let Some(l) = r {
-            if let Some(&m) = l.first() {
-                st.remember(&l);
-                st.last_win_hash = Some(g.hash());
-                return Some(m);
-            }
+            st.remember(&l);
+            st.last_win_hash = Some(g.hash());
+            return l.first().copied();
         }
     }
     if vct {
-        let limits = Limits::nodes(st.opts.vct_nodes);
-        let mut b = Budget::new(&limits, &st.never);
-        let r = ts.vct(g, &mut b, st.opts.vct_depth);
-        st.nodes += b.nodes;
-        if let Some(m) = r.and_then(|l| l.first().copied()) {
+        let (r, _) = bounded(
+            ts,
+            g,
+            &st.opts,
+            &st.never,
+            &mut st.nodes,
+            st.opts.vct_nodes,
+            true,
+        );
+        if let Some(l) = r {
             st.last_win_hash = Some(g.hash());
-            return Some(m);
+            return l.first().copied();
         }
     }
     None
+}
+
+/// One bounded threat search for the side to move in `g`: VCT when `vct`, else VCF, at the
+/// depth of `opts`, within `nodes` nodes (added to `spent`). Returns the winning line (an
+/// empty one counts as none) and the nodes it took.
+fn bounded(
+    ts: &mut ThreatSolver,
+    g: &mut Gomoku,
+    opts: &Knowledge,
+    never: &AtomicBool,
+    spent: &mut u64,
+    nodes: u64,
+    vct: bool,
+) -> (Option<Vec<Move>>, u64) {
+    let limits = Limits::nodes(nodes);
+    let mut b = Budget::new(&limits, never);
+    let r = if vct {
+        ts.vct(g, &mut b, opts.vct_depth)
+    } else {
+        ts.vcf(g, &mut b, opts.vcf_depth)
+    };
+    *spent += b.nodes;
+    (r.filter(|l| !l.is_empty()), b.nodes)
 }
 
 /// Whether `rule` is the PCN paper's 4T knowledge rule set.

@@ -1077,25 +1077,24 @@ impl<G: SolverGame> Solver<G> for Mcts<G> {
                 },
                 ..su
             };
+            if phase > first {
+                // A later phase only after a search that stopped on a full pool, unsolved,
+                // with budget left.
+                let spent = budget.lock().map_or(true, |b| b.exhausted());
+                let t = self.tree_mut();
+                if spent || t.nodes[0].status != UNKNOWN || !t.full {
+                    break;
+                }
+            }
             {
                 // Each phase grows its own tree; the table keeps what earlier phases solved.
                 let t = self.tree_mut();
-                if phase > first && (t.nodes[0].status != UNKNOWN || !t.full) {
-                    break;
-                }
                 t.nodes.clear();
                 t.nodes.push(Node::new(NO_MOVE, 1.0));
                 t.cmin = f32::INFINITY;
                 t.cmax = f32::NEG_INFINITY;
                 t.full = false;
                 t.sims = 0;
-            }
-            let exhausted = match budget.lock() {
-                Ok(b) => b.exhausted(),
-                Err(_) => true,
-            };
-            if phase > first && exhausted {
-                break;
             }
             self.last_phases = phase + 1;
             let tree = &self.tree;
