@@ -5,7 +5,7 @@
 //!
 //! ```sh
 //! cargo run --release --example proof_positions -- PROOF.sgf PROBLEM.sgf [--ranks] \
-//!     [--lambda-nodes N] [--dump DIR --max-ply P --take K]
+//!     [--lambda-nodes N] [--narrow N] [--zone N] [--dump DIR --max-ply P --take K]
 //! ```
 //!
 //! A decision node is a position of the proof where the prover is to move, has a choice (no
@@ -52,6 +52,10 @@ struct Args {
     /// move, with this node budget.
     #[arg(long, default_value_t = 0)]
     narrow: u64,
+    /// Also rank the proof's move among the narrowed moves by the replies the pass-threat
+    /// zone leaves open after it (fewest first), with this narrowing budget.
+    #[arg(long, default_value_t = 0)]
+    zone: u64,
     /// Write decision positions as SGF problems into this directory.
     #[arg(long)]
     dump: Option<PathBuf>,
@@ -79,6 +83,7 @@ struct Walk {
     lambda_nodes: u64,
     ranks: bool,
     narrow: u64,
+    zone: u64,
     threat: ThreatSolver,
     seen: HashSet<u64>,
     path: Vec<Move>,
@@ -189,6 +194,48 @@ impl Walk {
             g.narrow_prover_moves(&mut st, &mut moves);
             line += &format!(" kept {:5} of {:3}", moves.contains(&m), moves.len());
         }
+        if self.zone > 0 {
+            let mut st = KnowledgeState::new(Knowledge {
+                lambda_nodes: self.zone,
+                vct: true,
+                ..Knowledge::default()
+            });
+            let mut moves = Vec::new();
+            g.legal_moves(&mut moves);
+            g.narrow_prover_moves(&mut st, &mut moves);
+            let mut e = Evaluation::default();
+            let mut buf = Vec::new();
+            threat_priors(g, &mut buf, &mut e);
+            let mut scored = Vec::new();
+            for &c in &moves {
+                g.play_unchecked(c);
+                let mut replies = Vec::new();
+                g.legal_moves(&mut replies);
+                let mut out = Vec::new();
+                let open = if g.outcome().is_some() {
+                    0
+                } else {
+                    g.quick_wins_second(&mut st, &replies, &mut out);
+                    replies.len() - out.len()
+                };
+                g.undo();
+                let p = e.policy.get(c as usize).copied().unwrap_or(0.0);
+                scored.push((c, open, p));
+            }
+            if let Some(&(_, mo, mp)) = scored.iter().find(|x| x.0 == m) {
+                let r_open = 1 + scored.iter().filter(|x| x.1 < mo).count();
+                let r_prior = 1 + scored.iter().filter(|x| x.2 > mp).count();
+                let mut opens: Vec<usize> = scored.iter().map(|x| x.1).collect();
+                opens.sort_unstable();
+                line += &format!(
+                    " open {mo:3} rank_open {r_open:2} rank_prior {r_prior:2} of {:2} opens {:?}",
+                    scored.len(),
+                    &opens[..opens.len().min(8)]
+                );
+            } else {
+                line += " (not kept)";
+            }
+        }
         if self.ranks {
             let mut cells = Vec::new();
             candidates(g, &mut cells);
@@ -253,6 +300,7 @@ fn run(a: &Args) -> Result<(), String> {
         lambda_nodes: a.lambda_nodes,
         ranks: a.ranks,
         narrow: a.narrow,
+        zone: a.zone,
         threat: ThreatSolver::new(20),
         seen: HashSet::new(),
         path: Vec::new(),
