@@ -299,12 +299,17 @@ fn mcts_narrowed_phase_agrees_with_brute_force() {
         memory_bytes: 64 << 10,
         ..SolverOptions::default()
     };
+    // The second phase runs on every thread (the first on one).
+    let small2 = SolverOptions {
+        threads: 2,
+        ..small.clone()
+    };
     assert!(
         small.knowledge.lambda_nodes > 0,
         "the narrowing is on by default"
     );
     let (mut second, mut solved_second, mut losses_second, mut total) = (0, 0, 0, 0);
-    let mut small_second = 0;
+    let (mut small_second, mut threaded_second) = (0, 0);
     for (i, &(rule, size, empties)) in [
         (Rule::FourT, 7, 14),
         (Rule::Freestyle, 7, 13),
@@ -323,14 +328,27 @@ fn mcts_narrowed_phase_agrees_with_brute_force() {
                 };
                 total += 1;
                 let label = format!("{} {size}x{size} #{j} prover {prover:?}", rule.name());
-                for opts in [&narrow, &small] {
+                let mut one_thread = None;
+                for opts in [&narrow, &small, &small2] {
                     let mut s = Mcts::new(opts.clone(), Gomoku::default_heuristic(opts));
                     let stop = AtomicBool::new(false);
                     let o = s.solve(&g, prover, &Limits::nodes(20_000), &stop, &mut |_| {});
+                    let run = (s.phases_used(), o.result, o.stats.nodes);
+                    if opts.threads > 1 {
+                        // The first phase runs on one thread: a solve that ends there is the
+                        // single-threaded one, node for node.
+                        if let Some(one) = one_thread.filter(|r: &(usize, _, _)| r.0 == 1) {
+                            assert_eq!(run, one, "{label}: two threads changed the first phase");
+                        }
+                    } else if !opts.knowledge.narrow_only {
+                        one_thread = Some(run);
+                    }
                     let alone = opts.knowledge.narrow_only;
                     if s.phases_used() == 2 {
                         if alone {
                             second += 1;
+                        } else if opts.threads > 1 {
+                            threaded_second += 1;
                         } else {
                             small_second += 1;
                         }
@@ -363,7 +381,12 @@ fn mcts_narrowed_phase_agrees_with_brute_force() {
         }
     }
     eprintln!(
-        "narrowed phase alone: {second} of {total} solves, {solved_second} solved ({losses_second} losses); two phases with a small pool: {small_second} reached the second"
+        "narrowed phase alone: {second} of {total} solves, {solved_second} solved ({losses_second} losses); two phases with a small pool: {small_second} reached the second ({threaded_second} with two threads)"
+    );
+    // The first phase is single-threaded either way, so the same solves reach the second.
+    assert_eq!(
+        threaded_second, small_second,
+        "the first phase must not depend on the thread count"
     );
     assert!(total >= 60, "too few positions: {total}");
     assert_eq!(second, total, "narrow_only must run the narrowed phase");

@@ -1054,7 +1054,6 @@ impl<G: SolverGame> Solver<G> for Mcts<G> {
         }
         let threads = 1 + forks.len();
         self.last_threads = threads;
-        let vl = threads > 1;
         let budget = Mutex::new(Budget::new(limits, stop));
         let root_mover_good = self.root_mover_good;
         let mut extra_know = 0u64;
@@ -1115,9 +1114,18 @@ impl<G: SolverGame> Solver<G> for Mcts<G> {
                 dwins: Vec::new(),
                 path: Vec::with_capacity(256),
             };
+            // The first of two phases runs on one thread: under virtual loss it spread its
+            // visits and took longer on the problems it solves (measured: docs/solving.md,
+            // "Fourteenth session"); the narrowed phase, where the budget goes, gets them all.
+            let helpers = if phases == 2 && phase == 0 {
+                0
+            } else {
+                forks.len()
+            };
+            let vl = helpers > 0;
             std::thread::scope(|scope| {
                 let mut handles = Vec::new();
-                for f in forks.iter_mut() {
+                for f in forks.iter_mut().take(helpers) {
                     let budget = &budget;
                     let su = &su;
                     let knowledge = knowledge.clone();
