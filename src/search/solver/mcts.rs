@@ -28,7 +28,9 @@
 //! (heuristic, knowledge) without the lock — so a batching network evaluator sees several
 //! requests at once — and expands and backs up under the lock. Statuses are only ever
 //! recomputed under the lock from the children, so concurrency cannot produce a wrong proof.
-//! With one thread the search runs on the calling thread and is deterministic.
+//! With one thread the search runs on the calling thread and is deterministic. Of the two
+//! phases of a Gomoku solve without a network (see `narrowing_phase`), the first runs on one
+//! thread.
 //!
 //! Final move: a proven win if any, else the most visited child. The node pool gets half of
 //! the memory budget and the table the other half; the search stops when the pool is full.
