@@ -131,6 +131,10 @@ pub struct SolveArgs {
     /// a pass the prover has a VCF or VCT within N nodes); 0: no second search.
     #[arg(long, default_value_t = Knowledge::default().lambda_nodes)]
     pub lambda: u64,
+    /// Gomoku, MCTS without a network: share (0..=1) of the learned pattern policy in the
+    /// priors of that second, narrowed search (the first keeps `--patterns`).
+    #[arg(long, default_value_t = Knowledge::default().narrow_patterns)]
+    pub narrow_patterns: f32,
     /// Killall-Go: White wins as soon as a White block is unconditionally alive (Benson).
     /// Off changes the game (it then ends only by two passes); proofs record it.
     #[arg(long, value_enum, default_value = "on")]
@@ -356,6 +360,10 @@ pub fn run(args: SolveArgs) -> i32 {
         eprintln!("pcn solve: --patterns must be 0..=1");
         return EXIT_USAGE;
     }
+    if !(0.0..=1.0).contains(&args.narrow_patterns) {
+        eprintln!("pcn solve: --narrow-patterns must be 0..=1");
+        return EXIT_USAGE;
+    }
     if args.threads > 1
         && !args.solver.eq_ignore_ascii_case("mcts")
         && !args.solver.eq_ignore_ascii_case(AUTO_SOLVER)
@@ -374,6 +382,7 @@ pub fn run(args: SolveArgs) -> i32 {
         vct: args.vct == OnOff::On,
         patterns: args.patterns,
         lambda_nodes: args.lambda,
+        narrow_patterns: args.narrow_patterns,
         ..Knowledge::default()
     };
     let opts = SolverOptions {

@@ -59,6 +59,12 @@ pub struct Knowledge {
     /// MCTS: run only the narrowed search (from the start, with the whole budget), for
     /// ablations and tests of that phase.
     pub narrow_only: bool,
+    /// Gomoku, MCTS without a network: the share (0..=1) of the learned pattern policy
+    /// ([`crate::search::patpolicy`]) in the static priors of the narrowed phase only (the
+    /// first phase keeps [`Knowledge::patterns`]). The threat scores rank the kept moves
+    /// poorly where the proof needs a quiet one; mixed in there, the policy solved 49 and 69
+    /// without losing a problem (docs/solving.md, "Fourteenth session").
+    pub narrow_patterns: f32,
 }
 
 impl Default for Knowledge {
@@ -81,6 +87,7 @@ impl Default for Knowledge {
             patterns: 0.0,
             lambda_nodes: 1_000,
             narrow_only: false,
+            narrow_patterns: 0.5,
         }
     }
 }

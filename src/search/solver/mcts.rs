@@ -228,6 +228,9 @@ pub struct Mcts<G: SolverGame> {
     last_threads: usize,
     /// Search phases the last solve ran (2: it went on with narrowed prover moves).
     last_phases: usize,
+    /// The heuristic of the narrowed phase when it differs from `heuristic` (the game's own
+    /// with [`Knowledge::narrow_patterns`]); made at the first solve that needs it.
+    narrow_heuristic: Option<Box<dyn Heuristic<G>>>,
 }
 
 // The pool's size per node (28 bytes): checked so that a new field does not shrink it.
@@ -982,6 +985,7 @@ impl<G: SolverGame> Mcts<G> {
             last: None,
             last_threads: 1,
             last_phases: 0,
+            narrow_heuristic: None,
         }
     }
 
@@ -1042,12 +1046,30 @@ impl<G: SolverGame> Solver<G> for Mcts<G> {
         } else {
             1
         };
-        // Forks for the extra threads (each from the previous one, so seeds differ).
+        let k = &self.opts.knowledge;
+        if phases == 2
+            && self.narrow_heuristic.is_none()
+            && k.narrow_patterns > 0.0
+            && k.narrow_patterns != k.patterns
+            && self.heuristic.name() == G::default_heuristic(&self.opts).name()
+        {
+            let opts = SolverOptions {
+                knowledge: Knowledge {
+                    patterns: k.narrow_patterns,
+                    ..k.clone()
+                },
+                ..self.opts.clone()
+            };
+            self.narrow_heuristic = Some(G::default_heuristic(&opts));
+        }
+        // Forks for the extra threads (each from the previous one, so seeds differ), of the
+        // heuristic of the phase that runs threaded (see below).
         let mut forks: Vec<Box<dyn Heuristic<G>>> = Vec::new();
         for _ in 1..self.opts.threads.max(1) {
-            let f = match forks.last() {
-                Some(p) => p.fork(),
-                None => self.heuristic.fork(),
+            let f = match (forks.last(), &self.narrow_heuristic) {
+                (Some(p), _) => p.fork(),
+                (None, Some(h)) if phases == 2 => h.fork(),
+                (None, _) => self.heuristic.fork(),
             };
             match f {
                 Some(f) => forks.push(f),
@@ -1102,7 +1124,10 @@ impl<G: SolverGame> Solver<G> for Mcts<G> {
             let knowledge = staged_knowledge(self.heuristic.learned(), &self.opts.knowledge);
             self.know.opts = knowledge.clone();
             let mut w0 = Worker {
-                heuristic: &mut *self.heuristic,
+                heuristic: match &mut self.narrow_heuristic {
+                    Some(h) if phase == 1 => &mut **h,
+                    _ => &mut *self.heuristic,
+                },
                 know: std::mem::replace(&mut self.know, KnowledgeState::new(knowledge.clone())),
                 g: game.clone(),
                 eval: vec![Evaluation::default()],
