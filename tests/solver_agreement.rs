@@ -299,6 +299,19 @@ fn mcts_narrowed_phase_agrees_with_brute_force() {
         memory_bytes: 64 << 10,
         ..SolverOptions::default()
     };
+    // The narrowed phase without the pattern policy in its priors.
+    let narrow_plain = SolverOptions {
+        knowledge: Knowledge {
+            narrow_patterns: 0.0,
+            ..narrow.knowledge.clone()
+        },
+        ..narrow.clone()
+    };
+    assert!(
+        narrow.knowledge.narrow_patterns > 0.0,
+        "the policy is on by default"
+    );
+    let mut policy_changed = 0;
     // The second phase runs on every thread (the first on one).
     let small2 = SolverOptions {
         threads: 2,
@@ -329,7 +342,8 @@ fn mcts_narrowed_phase_agrees_with_brute_force() {
                 total += 1;
                 let label = format!("{} {size}x{size} #{j} prover {prover:?}", rule.name());
                 let mut one_thread = None;
-                for opts in [&narrow, &small, &small2] {
+                let mut with_policy = None;
+                for opts in [&narrow, &narrow_plain, &small, &small2] {
                     let mut s = Mcts::new(opts.clone(), Gomoku::default_heuristic(opts));
                     let stop = AtomicBool::new(false);
                     let o = s.solve(&g, prover, &Limits::nodes(20_000), &stop, &mut |_| {});
@@ -342,9 +356,14 @@ fn mcts_narrowed_phase_agrees_with_brute_force() {
                         }
                     } else if !opts.knowledge.narrow_only {
                         one_thread = Some(run);
+                    } else if opts.knowledge.narrow_patterns > 0.0 {
+                        with_policy = Some(run);
+                    } else if with_policy != Some(run) {
+                        policy_changed += 1;
                     }
-                    let alone = opts.knowledge.narrow_only;
-                    if s.phases_used() == 2 {
+                    // The counts below are of the default narrowed search.
+                    let alone = opts.knowledge.narrow_only && opts.knowledge.narrow_patterns > 0.0;
+                    if s.phases_used() == 2 && !std::ptr::eq(opts, &narrow_plain) {
                         if alone {
                             second += 1;
                         } else if opts.threads > 1 {
@@ -381,7 +400,11 @@ fn mcts_narrowed_phase_agrees_with_brute_force() {
         }
     }
     eprintln!(
-        "narrowed phase alone: {second} of {total} solves, {solved_second} solved ({losses_second} losses); two phases with a small pool: {small_second} reached the second ({threaded_second} with two threads)"
+        "narrowed phase alone: {second} of {total} solves, {solved_second} solved ({losses_second} losses); two phases with a small pool: {small_second} reached the second ({threaded_second} with two threads); the pattern policy changed {policy_changed} narrowed searches"
+    );
+    assert!(
+        policy_changed > 0,
+        "the pattern policy never changed the narrowed search"
     );
     // The first phase is single-threaded either way, so the same solves reach the second.
     assert_eq!(
