@@ -99,6 +99,13 @@ fn children(t: &GameTree, i: usize) -> Vec<(&GameTree, usize)> {
     }
 }
 
+/// The static threat priors of the side to move (what the solver ranks moves by).
+fn static_priors(g: &Gomoku) -> Evaluation {
+    let mut e = Evaluation::default();
+    threat_priors(g, &mut Vec::new(), &mut e);
+    e
+}
+
 fn move_at(g: &Gomoku, t: &GameTree, i: usize) -> Option<Move> {
     let (c, v) = t.nodes[i].move_value()?;
     let id = c.letter().to_string();
@@ -203,9 +210,7 @@ impl Walk {
             let mut moves = Vec::new();
             g.legal_moves(&mut moves);
             g.narrow_prover_moves(&mut st, &mut moves);
-            let mut e = Evaluation::default();
-            let mut buf = Vec::new();
-            threat_priors(g, &mut buf, &mut e);
+            let e = static_priors(g);
             let mut scored = Vec::new();
             for &c in &moves {
                 g.play_unchecked(c);
@@ -239,9 +244,7 @@ impl Walk {
         if self.ranks {
             let mut cells = Vec::new();
             candidates(g, &mut cells);
-            let mut e = Evaluation::default();
-            let mut buf = Vec::new();
-            threat_priors(g, &mut buf, &mut e);
+            let e = static_priors(g);
             let pm = e.policy.get(m as usize).copied().unwrap_or(0.0);
             let (mut threats, mut rank_all, mut rank_threats) = (0, 1, 1);
             let moves: Vec<Move> = cells.iter().map(|&c| g.move_of(c)).collect();

@@ -321,8 +321,10 @@ fn mcts_narrowed_phase_agrees_with_brute_force() {
         small.knowledge.lambda_nodes > 0,
         "the narrowing is on by default"
     );
-    let (mut second, mut solved_second, mut losses_second, mut total) = (0, 0, 0, 0);
-    let (mut small_second, mut threaded_second) = (0, 0);
+    let (mut solved_second, mut losses_second, mut total) = (0, 0, 0);
+    // Per configuration: how many solves reached the second phase.
+    let configs = [&narrow, &narrow_plain, &small, &small2];
+    let mut reached = [0usize; 4];
     for (i, &(rule, size, empties)) in [
         (Rule::FourT, 7, 14),
         (Rule::Freestyle, 7, 13),
@@ -341,36 +343,14 @@ fn mcts_narrowed_phase_agrees_with_brute_force() {
                 };
                 total += 1;
                 let label = format!("{} {size}x{size} #{j} prover {prover:?}", rule.name());
-                let mut one_thread = None;
-                let mut with_policy = None;
-                for opts in [&narrow, &narrow_plain, &small, &small2] {
-                    let mut s = Mcts::new(opts.clone(), Gomoku::default_heuristic(opts));
+                let mut runs = Vec::with_capacity(configs.len());
+                for (ci, opts) in configs.iter().enumerate() {
+                    let mut s = Mcts::new((*opts).clone(), Gomoku::default_heuristic(opts));
                     let stop = AtomicBool::new(false);
                     let o = s.solve(&g, prover, &Limits::nodes(20_000), &stop, &mut |_| {});
-                    let run = (s.phases_used(), o.result, o.stats.nodes);
-                    if opts.threads > 1 {
-                        // The first phase runs on one thread: a solve that ends there is the
-                        // single-threaded one, node for node.
-                        if let Some(one) = one_thread.filter(|r: &(usize, _, _)| r.0 == 1) {
-                            assert_eq!(run, one, "{label}: two threads changed the first phase");
-                        }
-                    } else if !opts.knowledge.narrow_only {
-                        one_thread = Some(run);
-                    } else if opts.knowledge.narrow_patterns > 0.0 {
-                        with_policy = Some(run);
-                    } else if with_policy != Some(run) {
-                        policy_changed += 1;
-                    }
-                    // The counts below are of the default narrowed search.
-                    let alone = opts.knowledge.narrow_only && opts.knowledge.narrow_patterns > 0.0;
-                    if s.phases_used() == 2 && !std::ptr::eq(opts, &narrow_plain) {
-                        if alone {
-                            second += 1;
-                        } else if opts.threads > 1 {
-                            threaded_second += 1;
-                        } else {
-                            small_second += 1;
-                        }
+                    runs.push((s.phases_used(), o.result, o.stats.nodes));
+                    if s.phases_used() == 2 {
+                        reached[ci] += 1;
                     }
                     if o.result == SolveResult::Unknown {
                         continue;
@@ -382,7 +362,7 @@ fn mcts_narrowed_phase_agrees_with_brute_force() {
                     o.result,
                     s.phases_used()
                 );
-                    if s.phases_used() == 2 && alone {
+                    if s.phases_used() == 2 && ci == 0 {
                         solved_second += 1;
                         losses_second += usize::from(o.result == SolveResult::Loss);
                     }
@@ -396,9 +376,19 @@ fn mcts_narrowed_phase_agrees_with_brute_force() {
                     tree.check(&g)
                         .unwrap_or_else(|e| panic!("{label}: proof fails check: {e}"));
                 }
+                policy_changed += usize::from(runs[0] != runs[1]);
+                // The first phase runs on one thread: a solve that ends there is the
+                // single-threaded one, node for node.
+                if runs[2].0 == 1 {
+                    assert_eq!(
+                        runs[3], runs[2],
+                        "{label}: two threads changed the first phase"
+                    );
+                }
             }
         }
     }
+    let [second, _, small_second, threaded_second] = reached;
     eprintln!(
         "narrowed phase alone: {second} of {total} solves, {solved_second} solved ({losses_second} losses); two phases with a small pool: {small_second} reached the second ({threaded_second} with two threads); the pattern policy changed {policy_changed} narrowed searches"
     );
