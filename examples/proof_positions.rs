@@ -28,9 +28,10 @@ use clap::Parser;
 use pcn::game::gomoku::{Gomoku, Rule};
 use pcn::game::{Color, Game, Move};
 use pcn::search::greedy::candidates;
-use pcn::search::solver::heuristic::{threat_priors, Evaluation};
+use pcn::search::patpolicy::PatternPolicy;
+use pcn::search::solver::heuristic::{threat_priors, Evaluation, ThreatPriors};
 use pcn::search::solver::knowledge::{Knowledge, KnowledgeState};
-use pcn::search::solver::SolverGame;
+use pcn::search::solver::{Heuristic, SolverGame, SolverOptions};
 use pcn::search::threat::ThreatSolver;
 use pcn::search::{Budget, Limits};
 use pcn::sgf::{self, GameTree};
@@ -56,6 +57,14 @@ struct Args {
     /// zone leaves open after it (fewest first), with this narrowing budget.
     #[arg(long, default_value_t = 0)]
     zone: u64,
+    /// With `--ranks`, also rank the proof's move among the threats of a threat by the
+    /// priors with this share of the learned pattern policy (the narrowed phase's
+    /// `--narrow-patterns`); 0: not printed.
+    #[arg(long, default_value_t = 0.0)]
+    mixed: f32,
+    /// The pattern weight file for `--mixed` (default: the shipped table).
+    #[arg(long)]
+    pattern_file: Option<PathBuf>,
     /// Write decision positions as SGF problems into this directory.
     #[arg(long)]
     dump: Option<PathBuf>,
@@ -84,6 +93,8 @@ struct Walk {
     ranks: bool,
     narrow: u64,
     zone: u64,
+    mixed: f32,
+    table: Option<&'static PatternPolicy>,
     threat: ThreatSolver,
     seen: HashSet<u64>,
     path: Vec<Move>,
@@ -104,6 +115,25 @@ fn static_priors(g: &Gomoku) -> Evaluation {
     let mut e = Evaluation::default();
     threat_priors(g, &mut Vec::new(), &mut e);
     e
+}
+
+/// The priors with `share` of a learned pattern policy (the narrowed phase's): `table`, or
+/// the shipped one.
+fn mixed_priors(g: &Gomoku, share: f32, table: Option<&'static PatternPolicy>) -> Evaluation {
+    let opts = SolverOptions {
+        knowledge: Knowledge {
+            patterns: share,
+            ..Knowledge::default()
+        },
+        ..SolverOptions::default()
+    };
+    let mut h = match table {
+        Some(t) => ThreatPriors::with_policy(t, share),
+        None => ThreatPriors::new(&opts),
+    };
+    let mut out = vec![Evaluation::default()];
+    h.priors_batch(&[g], &mut out);
+    out.pop().unwrap_or_default()
 }
 
 fn move_at(g: &Gomoku, t: &GameTree, i: usize) -> Option<Move> {
@@ -246,7 +276,12 @@ impl Walk {
             candidates(g, &mut cells);
             let e = static_priors(g);
             let pm = e.policy.get(m as usize).copied().unwrap_or(0.0);
+            let mixed = (self.mixed > 0.0).then(|| mixed_priors(g, self.mixed, self.table));
+            let qm = mixed
+                .as_ref()
+                .map_or(0.0, |x| x.policy.get(m as usize).copied().unwrap_or(0.0));
             let (mut threats, mut rank_all, mut rank_threats) = (0, 1, 1);
+            let mut rank_mixed = 1;
             let moves: Vec<Move> = cells.iter().map(|&c| g.move_of(c)).collect();
             for c in moves {
                 let better = e.policy.get(c as usize).copied().unwrap_or(0.0) > pm;
@@ -254,7 +289,14 @@ impl Walk {
                 if self.after_pass(g, c) == Some(true) {
                     threats += 1;
                     rank_threats += usize::from(better);
+                    if let Some(x) = &mixed {
+                        rank_mixed +=
+                            usize::from(x.policy.get(c as usize).copied().unwrap_or(0.0) > qm);
+                    }
                 }
+            }
+            if mixed.is_some() {
+                line += &format!(" rank_mixed_among_lambda2 {rank_mixed:3}");
             }
             line += &format!(
                 " candidates {:3} lambda2 {:3} rank {:3} rank_among_lambda2 {:3}",
@@ -304,6 +346,17 @@ fn run(a: &Args) -> Result<(), String> {
         ranks: a.ranks,
         narrow: a.narrow,
         zone: a.zone,
+        mixed: a.mixed,
+        table: match &a.pattern_file {
+            Some(f) => {
+                let b = std::fs::read(f).map_err(|e| format!("{}: {e}", f.display()))?;
+                let p =
+                    PatternPolicy::from_bytes(&b).map_err(|e| format!("{}: {e}", f.display()))?;
+                // One table for the whole run.
+                Some(&*Box::leak(Box::new(p)))
+            }
+            None => None,
+        },
         threat: ThreatSolver::new(20),
         seen: HashSet::new(),
         path: Vec::new(),

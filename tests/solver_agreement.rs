@@ -718,3 +718,58 @@ fn focused_dfpn_with_cost_heuristic_agrees_with_brute_force() {
         "solved {solved}/{total}"
     );
 }
+
+#[test]
+fn mcts_proven_choices_are_wins_by_brute_force() {
+    // Every decision the MCTS tree says it proved (training data for the pattern policy,
+    // examples/decision_samples.rs) is a prover's node whose listed winning child really
+    // wins, by exhaustive search. Without threat knowledge the tree proves its own nodes
+    // (with it, on boards this small the knowledge proves them at expansion instead).
+    let bare = SolverOptions {
+        memory_bytes: 8 << 20,
+        knowledge: Knowledge::none(),
+        ..SolverOptions::default()
+    };
+    let (mut checked, mut wins) = (0, 0);
+    for (rule, size, empties, seed) in [(Rule::FourT, 6, 14, 71), (Rule::Freestyle, 6, 13, 72)] {
+        for (i, g) in gomoku_positions(rule, size, empties, 12, seed)
+            .into_iter()
+            .enumerate()
+        {
+            let prover = g.to_move();
+            let mut s = Mcts::new(bare.clone(), Gomoku::default_heuristic(&bare));
+            let stop = AtomicBool::new(false);
+            let o = s.solve(&g, prover, &Limits::nodes(20_000), &stop, &mut |_| {});
+            wins += usize::from(o.result == SolveResult::Win);
+            for c in s.proven_choices() {
+                let label = format!("{rule:?} {size}x{size} #{i} path {:?}", c.path);
+                let mut h = g.clone();
+                for &m in &c.path {
+                    h.play(m).expect("the path is legal");
+                }
+                assert_eq!(h.to_move(), prover, "{label}: not the prover's node");
+                assert!(c.moves.len() > 1 && c.moves.contains(&c.win), "{label}");
+                assert!(
+                    !c.narrowed,
+                    "{label}: nothing is narrowed without knowledge"
+                );
+                let mut legal = Vec::new();
+                h.legal_moves(&mut legal);
+                assert!(c.moves.iter().all(|m| legal.contains(m)), "{label}");
+                h.play(c.win).expect("the winning child is legal");
+                assert_eq!(
+                    gomoku_truth(&h, prover, 3_000_000),
+                    Some(true),
+                    "{label}: {} does not win",
+                    g.move_to_gtp(c.win)
+                );
+                checked += 1;
+            }
+        }
+    }
+    println!("proven choices checked: {checked} from {wins} wins");
+    assert!(
+        checked >= 50,
+        "too few proven choices to mean anything: {checked}"
+    );
+}

@@ -59,6 +59,21 @@ fn self_play_train_save_and_retrain() {
     ]);
     assert_eq!(o.status.code(), Some(0));
     assert_eq!(std::fs::read(&w1).unwrap(), std::fs::read(&w2).unwrap());
+    // Fine-tuning from the first table starts where it ended: the report says so.
+    let o = pcn(&[
+        "train-patterns",
+        "--from-samples",
+        s.to_str().unwrap(),
+        "--init",
+        w1.to_str().unwrap(),
+        "--epochs",
+        "1",
+        "--out",
+        w2.to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(err.contains("starting weights"), "{err}");
     // One thread plays the same games as two.
     let s1 = d.join("s1.bin");
     let o = self_play("1", &s1, &w2);
@@ -84,6 +99,32 @@ fn bad_options_and_files() {
     let o = pcn(&[
         "train-patterns",
         "--from-samples",
+        junk.to_str().unwrap(),
+        "--out",
+        out,
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("cannot read"));
+    assert!(!Path::new(out).exists(), "nothing written on error");
+    // A starting table that is not a weight file: the same clear error, nothing written.
+    let samples = d.join("s.bin");
+    let o = pcn(&[
+        "train-patterns",
+        "--games",
+        "1",
+        "--move-nodes",
+        "100",
+        "--save-samples",
+        samples.to_str().unwrap(),
+        "--out",
+        d.join("ok.bin").to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0));
+    let o = pcn(&[
+        "train-patterns",
+        "--from-samples",
+        samples.to_str().unwrap(),
+        "--init",
         junk.to_str().unwrap(),
         "--out",
         out,

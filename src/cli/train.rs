@@ -10,7 +10,9 @@ use std::time::Instant;
 use clap::Args;
 
 use crate::game::gomoku::Rule;
-use crate::search::patpolicy::{generate, read_samples, train, write_samples, GenOptions, Sample};
+use crate::search::patpolicy::{
+    generate, read_samples, train, write_samples, GenOptions, PatternPolicy, Sample,
+};
 
 /// Options of `pcn train-patterns`.
 #[derive(Args, Debug, Clone)]
@@ -39,6 +41,9 @@ pub struct TrainArgs {
     /// Train on a sample file written by `--save-samples` instead of playing games.
     #[arg(long)]
     pub from_samples: Option<PathBuf>,
+    /// Start from this weight file (fine-tuning) instead of zeros.
+    #[arg(long)]
+    pub init: Option<PathBuf>,
     /// Where to write the weights.
     #[arg(long, default_value = "weights/gomoku_patterns.bin")]
     pub out: PathBuf,
@@ -86,15 +91,29 @@ pub fn run(a: TrainArgs, seed: u64, threads: usize) -> i32 {
             return 1;
         }
     }
+    let init = match &a.init {
+        Some(f) => match std::fs::read(f)
+            .map_err(|e| e.to_string())
+            .and_then(|b| PatternPolicy::from_bytes(&b).map_err(|e| e.to_string()))
+        {
+            Ok(p) => Some(p),
+            Err(e) => {
+                eprintln!("pcn train-patterns: cannot read {}: {e}", f.display());
+                return 1;
+            }
+        },
+        None => None,
+    };
     let t1 = Instant::now();
-    let (p, rep) = train(&samples, rule, a.epochs, a.lr, a.l2, seed);
+    let (p, rep) = train(&samples, rule, a.epochs, a.lr, a.l2, seed, init.as_ref());
     eprintln!(
-        "pcn train-patterns: trained in {:.1} s on {} positions; held out {}: top-1 {:.3} (static threat score {:.3}), cross-entropy {:.3} (uniform {:.3})",
+        "pcn train-patterns: trained in {:.1} s on {} positions; held out {}: top-1 {:.3} (static threat score {:.3}, starting weights {:.3}), cross-entropy {:.3} (uniform {:.3})",
         t1.elapsed().as_secs_f64(),
         rep.train,
         rep.held_out,
         rep.top1,
         rep.top1_static,
+        rep.top1_start,
         rep.loss,
         rep.loss_uniform
     );

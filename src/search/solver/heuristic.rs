@@ -199,6 +199,12 @@ impl ThreatPriors {
         Self::with_patterns(patterns)
     }
 
+    /// Threat priors mixed with `share` (0..=1) of the pattern policy `p` (an experiment's
+    /// table instead of the shipped one).
+    pub fn with_policy(p: &'static PatternPolicy, share: f32) -> Self {
+        Self::with_patterns(Some((p, share.clamp(0.0, 1.0))))
+    }
+
     fn with_patterns(patterns: Option<(&'static PatternPolicy, f32)>) -> Self {
         ThreatPriors {
             buf: Vec::with_capacity(512),

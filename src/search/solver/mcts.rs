@@ -212,6 +212,19 @@ struct Worker<'h, G: SolverGame> {
     path: Vec<u32>,
 }
 
+/// A proven decision of the prover in the search tree ([`Mcts::proven_choices`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ProvenChoice {
+    /// Moves from the solve's root to the node.
+    pub path: Vec<Move>,
+    /// The node's children (all legal moves, or the kept ones of a narrowed node).
+    pub moves: Vec<Move>,
+    /// The proven winning child (the most visited one when several are).
+    pub win: Move,
+    /// The node's moves were narrowed ([`SolverGame::narrow_prover_moves`]).
+    pub narrowed: bool,
+}
+
 /// The MCTS solver.
 pub struct Mcts<G: SolverGame> {
     opts: SolverOptions,
@@ -999,6 +1012,60 @@ impl<G: SolverGame> Mcts<G> {
     /// ([`Knowledge::lambda_nodes`]).
     pub fn phases_used(&self) -> usize {
         self.last_phases
+    }
+
+    /// The prover's decisions that the last solve's final search tree proved: every node
+    /// where the prover is to move with a choice of two or more children, one of which is a
+    /// proven win. Training data for move rankings (`examples/decision_samples.rs`): the
+    /// search found these moves among the node's children, whatever their prior said.
+    /// Nodes a knowledge search proved at expansion have no children and are not listed.
+    pub fn proven_choices(&mut self) -> Vec<ProvenChoice> {
+        let Some((_, prover, _)) = self.last.clone() else {
+            return Vec::new();
+        };
+        let root_mover = if self.root_mover_good == WIN {
+            prover
+        } else {
+            prover.opp()
+        };
+        let t = self.tree_mut();
+        let mut out = Vec::new();
+        // Depth-first over (node, path); the tree is a tree (no shared children).
+        let mut stack: Vec<(usize, Vec<Move>)> = vec![(0, Vec::new())];
+        while let Some((idx, path)) = stack.pop() {
+            let Some(n) = t.nodes.get(idx).copied() else {
+                continue;
+            };
+            if !n.expanded || n.count == 0 {
+                continue;
+            }
+            let prover_to_move = (path.len() % 2 == 0) == (root_mover == prover);
+            let kids = n.kids();
+            if prover_to_move && n.status == WIN && n.count > 1 {
+                let win = t.nodes[kids.clone()]
+                    .iter()
+                    .filter(|c| c.status == WIN)
+                    .max_by_key(|c| c.visits)
+                    .map(|c| c.mv);
+                if let Some(win) = win {
+                    out.push(ProvenChoice {
+                        path: path.clone(),
+                        moves: t.nodes[kids.clone()].iter().map(|c| c.mv).collect(),
+                        win,
+                        narrowed: n.has(NARROW),
+                    });
+                }
+            }
+            for k in kids {
+                let c = t.nodes[k];
+                if c.expanded && c.count > 0 {
+                    let mut p = path.clone();
+                    p.push(c.mv);
+                    stack.push((k, p));
+                }
+            }
+        }
+        out
     }
 
     fn tree_mut(&mut self) -> &mut Tree {
