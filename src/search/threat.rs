@@ -512,11 +512,20 @@ impl Search<'_, '_, '_> {
         let mut threat_pt = None;
         let mut fours: Vec<(i32, usize)> = Vec::new();
         let mut threes: Vec<(i32, usize)> = Vec::new();
-        for c in self.g.cell_range() {
+        // Only points where the attacker makes a three (VCT) or a four at least, or the
+        // defender a five, can matter below; the packed test skips the rest cheaply.
+        let weakest = if self.vct { Pattern::B3 } else { Pattern::B4 };
+        let cells = match forced {
+            Some(f) => f..f + 1,
+            None => self.g.cell_range(),
+        };
+        for c in cells {
             if self.g.cell_value(c) != EMPTY {
                 continue;
             }
-            if forced.is_some_and(|f| f != c) {
+            if !self.g.has_pattern_at_least(c, a, weakest)
+                && (four_t || !self.g.has_pattern_at_least(c, d, Pattern::F5))
+            {
                 continue;
             }
             let pa = self.g.patterns(c, a);
@@ -718,17 +727,14 @@ impl Search<'_, '_, '_> {
         // because the attacker had to block them first) refute the three.
         let mut counters: Vec<usize> = Vec::new();
         for q in self.g.cell_range() {
-            if self.g.cell_value(q) != EMPTY {
+            if self.g.cell_value(q) != EMPTY || !self.g.has_pattern_at_least(q, d, Pattern::B4) {
                 continue;
             }
-            let pd = self.g.patterns(q, d);
-            if pd.iter().any(|&x| x >= Pattern::B4) {
-                if wins_at(self.g, q, d) {
-                    return None;
-                }
-                if allowed(self.g, q, d) {
-                    counters.push(q);
-                }
+            if wins_at(self.g, q, d) {
+                return None;
+            }
+            if allowed(self.g, q, d) {
+                counters.push(q);
             }
         }
         // Replies that can stop every winning point. Outside renju-Black attacks, a threat

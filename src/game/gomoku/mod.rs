@@ -195,6 +195,8 @@ impl Gomoku {
             to_move: Color::Black,
             history: Vec::with_capacity(width * height),
         };
+        // The pattern keys index the table without bounds checks (`update_lines_reach`).
+        debug_assert_eq!(g.table.len(), 1 << if g.narrow { 16 } else { 20 });
         for y in 0..height {
             for x in 0..width {
                 let c = g.cell(x, y);
@@ -311,6 +313,19 @@ impl Gomoku {
         ((p[0] | p[1] | p[2] | p[3]) >> (8 * color.index())) & 0x08 != 0
     }
 
+    /// Whether `color` playing the empty `cell` makes `min` or better in some direction: the
+    /// four packed patterns compared at once (each pattern is below 128, so adding
+    /// `128 - min` to its byte sets the byte's top bit exactly when it is at least `min`).
+    /// A cheap filter for board scans that only care about strong points.
+    #[inline(always)]
+    pub fn has_pattern_at_least(&self, cell: usize, color: Color, min: Pattern) -> bool {
+        let p = &self.pats[cell];
+        let x = p[0] as u64 | (p[1] as u64) << 16 | (p[2] as u64) << 32 | (p[3] as u64) << 48;
+        let v = (x >> (8 * color.index())) & 0x00FF_00FF_00FF_00FF;
+        let k = (128 - min as u64) * 0x0001_0001_0001_0001;
+        (v + k) & 0x0080_0080_0080_0080 != 0
+    }
+
     /// The raw line key of `cell` in direction `d` (see [`pattern`]).
     #[inline(always)]
     pub fn line_key(&self, cell: usize, d: usize) -> u32 {
@@ -372,18 +387,50 @@ impl Gomoku {
 
     #[inline(always)]
     fn update_lines(&mut self, cell: usize, v: u32) {
-        let narrow_reach = if self.narrow { 4 } else { 5 };
-        for d in 0..4 {
-            let delta = self.delta(d);
+        if self.narrow {
+            self.update_lines_reach::<true>(cell, v)
+        } else {
+            self.update_lines_reach::<false>(cell, v)
+        }
+    }
+
+    /// [`Gomoku::update_lines`] for the narrow (16-bit) or wide (20-bit) pattern keys: the
+    /// two are separate so that each inner loop has fixed bounds (play and undo are about
+    /// two fifths of the threat searches' time).
+    #[inline(always)]
+    fn update_lines_reach<const NARROW: bool>(&mut self, cell: usize, v: u32) {
+        let reach = if NARROW { 4 } else { 5 };
+        // The stone is on the board, so every cell within five of it on a line lies inside
+        // the five-cell padding: the indices below are in bounds (checked in debug builds).
+        debug_assert!(
+            cell >= 5 * (self.stride + 1) && cell + 5 * (self.stride + 1) < self.keys.len()
+        );
+        let deltas = [0, 1, 2, 3].map(|d| self.delta(d));
+        let keys = &mut self.keys[..];
+        let pats = &mut self.pats[..];
+        let table = self.table;
+        for (d, &delta) in deltas.iter().enumerate() {
             for k in 1..=5usize {
                 let fwd = (cell as isize + k as isize * delta) as usize;
                 let back = (cell as isize - k as isize * delta) as usize;
                 // `cell` sits at offset -k from `fwd` (slot 5-k) and +k from `back` (slot 4+k).
-                self.keys[fwd][d] ^= v << (2 * (5 - k));
-                self.keys[back][d] ^= v << (2 * (4 + k));
-                if k <= narrow_reach {
-                    self.pats[fwd][d] = self.table[table_index(self.keys[fwd][d], self.narrow)];
-                    self.pats[back][d] = self.table[table_index(self.keys[back][d], self.narrow)];
+                // SAFETY: `fwd` and `back` are within five cells of an on-board `cell` on a
+                // line, inside the padding (asserted above), so below `keys.len()` ==
+                // `pats.len()`; a narrow key index is masked to 16 bits and a wide one has 20
+                // (ten 2-bit cells), the sizes of the narrow and wide tables.
+                unsafe {
+                    let kf = keys.get_unchecked_mut(fwd).get_unchecked_mut(d);
+                    *kf ^= v << (2 * (5 - k));
+                    let kf = *kf;
+                    let kb = keys.get_unchecked_mut(back).get_unchecked_mut(d);
+                    *kb ^= v << (2 * (4 + k));
+                    let kb = *kb;
+                    if k <= reach {
+                        *pats.get_unchecked_mut(fwd).get_unchecked_mut(d) =
+                            *table.get_unchecked(table_index(kf, NARROW));
+                        *pats.get_unchecked_mut(back).get_unchecked_mut(d) =
+                            *table.get_unchecked(table_index(kb, NARROW));
+                    }
                 }
             }
         }
