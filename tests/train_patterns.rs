@@ -103,9 +103,7 @@ fn bad_options_and_files() {
         "--out",
         out,
     ]);
-    assert_eq!(o.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("cannot read"));
-    assert!(!Path::new(out).exists(), "nothing written on error");
+    unreadable(&o, out);
     // A starting table that is not a weight file: the same clear error, nothing written.
     let samples = d.join("s.bin");
     let o = pcn(&[
@@ -129,6 +127,11 @@ fn bad_options_and_files() {
         "--out",
         out,
     ]);
+    unreadable(&o, out);
+}
+
+/// The run failed on a file it could not read, with exit code 1, and wrote no weights.
+fn unreadable(o: &Output, out: &str) {
     assert_eq!(o.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&o.stderr).contains("cannot read"));
     assert!(!Path::new(out).exists(), "nothing written on error");

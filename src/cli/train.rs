@@ -11,7 +11,7 @@ use clap::Args;
 
 use crate::game::gomoku::Rule;
 use crate::search::patpolicy::{
-    generate, read_samples, train, write_samples, GenOptions, PatternPolicy, Sample,
+    generate, read_samples, train, write_samples, FitOptions, GenOptions, PatternPolicy, Sample,
 };
 
 /// Options of `pcn train-patterns`.
@@ -105,7 +105,14 @@ pub fn run(a: TrainArgs, seed: u64, threads: usize) -> i32 {
         None => None,
     };
     let t1 = Instant::now();
-    let (p, rep) = train(&samples, rule, a.epochs, a.lr, a.l2, seed, init.as_ref());
+    let fit = FitOptions {
+        epochs: a.epochs,
+        lr: a.lr,
+        l2: a.l2,
+        seed,
+        init: init.as_ref(),
+    };
+    let (p, rep) = train(&samples, rule, &fit);
     eprintln!(
         "pcn train-patterns: trained in {:.1} s on {} positions; held out {}: top-1 {:.3} (static threat score {:.3}, starting weights {:.3}), cross-entropy {:.3} (uniform {:.3})",
         t1.elapsed().as_secs_f64(),

@@ -428,18 +428,24 @@ pub fn softmax_into(z: &mut [f32]) -> bool {
     true
 }
 
-/// Fits the table by softmax regression (AdaGrad, `epochs` passes, step `lr`, L2 `l2`) on all
-/// but every tenth sample, which are held out for the report; from `init`'s weights when
-/// given (fine-tuning), else from zeros.
-pub fn train(
-    samples: &[Sample],
-    rule: Rule,
-    epochs: usize,
-    lr: f32,
-    l2: f32,
-    seed: u64,
-    init: Option<&PatternPolicy>,
-) -> (PatternPolicy, TrainReport) {
+/// Settings of [`train`].
+#[derive(Clone, Debug)]
+pub struct FitOptions<'a> {
+    /// Passes over the training samples.
+    pub epochs: usize,
+    /// AdaGrad step.
+    pub lr: f32,
+    /// L2 penalty per weight and step.
+    pub l2: f32,
+    /// Seed of the shuffles.
+    pub seed: u64,
+    /// Weights to start from (fine-tuning); zeros when `None`.
+    pub init: Option<&'a PatternPolicy>,
+}
+
+/// Fits the table by softmax regression (AdaGrad) on all but every tenth sample, which are
+/// held out for the report.
+pub fn train(samples: &[Sample], rule: Rule, o: &FitOptions) -> (PatternPolicy, TrainReport) {
     // The rule's pattern tables, for the combination features.
     let board = Gomoku::new(15, 15, rule).ok();
     let feats: Vec<Feat> = samples
@@ -458,19 +464,13 @@ pub fn train(
         })
         .filter(|f| f.feats.len() > f.label)
         .collect();
-    fit(&feats, epochs, lr, l2, seed, init)
+    fit(&feats, o)
 }
 
 /// Softmax regression on prepared features (see [`train`]).
-fn fit(
-    feats: &[Feat],
-    epochs: usize,
-    lr: f32,
-    l2: f32,
-    seed: u64,
-    init: Option<&PatternPolicy>,
-) -> (PatternPolicy, TrainReport) {
-    let mut p = init.cloned().unwrap_or_default();
+fn fit(feats: &[Feat], o: &FitOptions) -> (PatternPolicy, TrainReport) {
+    let (epochs, lr, l2) = (o.epochs, o.lr, o.l2);
+    let mut p = o.init.cloned().unwrap_or_default();
     let mut g2 = vec![1e-6f32; WEIGHTS];
     let (mut tr, mut te) = (Vec::new(), Vec::new());
     for (i, s) in feats.iter().enumerate() {
@@ -480,7 +480,7 @@ fn fit(
             tr.push(s)
         }
     }
-    let mut rng = Rng::new(seed ^ 0x7a11);
+    let mut rng = Rng::new(o.seed ^ 0x7a11);
     let mut z = Vec::new();
     let mut top1_start = 0.0;
     for s in &te {
@@ -647,7 +647,14 @@ mod tests {
                 }
             })
             .collect();
-        let (p, rep) = fit(&feats, 3, 0.5, 0.0, 1, None);
+        let opts = |epochs, init| FitOptions {
+            epochs,
+            lr: 0.5,
+            l2: 0.0,
+            seed: 1,
+            init,
+        };
+        let (p, rep) = fit(&feats, &opts(3, None));
         assert!(rep.top1 > 0.95, "{rep:?}");
         assert!(
             rep.top1_start < 0.5,
@@ -657,7 +664,7 @@ mod tests {
         assert!(p.w[5] > 0.0);
         // Fine-tuning starts from the given table: its held-out agreement is already there,
         // and no pass leaves the table as it was.
-        let (q, rep) = fit(&feats, 0, 0.5, 0.0, 1, Some(&p));
+        let (q, rep) = fit(&feats, &opts(0, Some(&p)));
         assert_eq!(q, p);
         assert!(
             rep.top1_start > 0.95 && rep.top1 == rep.top1_start,
