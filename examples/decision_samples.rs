@@ -21,9 +21,8 @@ use clap::Parser;
 use pcn::game::gomoku::{Gomoku, Rule};
 use pcn::game::{Game, Move, Outcome};
 use pcn::search::alphabeta::AlphaBeta;
-use pcn::search::greedy::{candidates, cell_score};
-use pcn::search::patpolicy::{write_samples, Sample};
-use pcn::search::solver::heuristic::attack_defence;
+use pcn::search::greedy::candidates;
+use pcn::search::patpolicy::{static_score, write_samples, Sample};
 use pcn::search::solver::mcts::Mcts;
 use pcn::search::solver::{Knowledge, Solver, SolverGame, SolverOptions};
 use pcn::search::{Limits, Searcher};
@@ -58,8 +57,9 @@ struct Args {
     out: PathBuf,
 }
 
-/// One self-play game's moves and winner, from a random opening in the central 7x7.
-fn self_play(seed: u64, i: usize, nodes: u64) -> Option<(Vec<Move>, usize)> {
+/// The moves of one self-play game that ended in a win, from a random opening in the
+/// central 7x7.
+fn self_play(seed: u64, i: usize, nodes: u64) -> Option<Vec<Move>> {
     let stop = AtomicBool::new(false);
     let mut rng = Rng::new(seed.wrapping_mul(0x9E37_79B9).wrapping_add(i as u64 + 1));
     let mut g = Gomoku::new(15, 15, Rule::FourT).ok()?;
@@ -84,14 +84,8 @@ fn self_play(seed: u64, i: usize, nodes: u64) -> Option<(Vec<Move>, usize)> {
         // Some variety: one move in ten is one of the five best by static score.
         if g.forced_point().is_none() && rng.below(10) == 0 {
             candidates(&g, &mut cells);
-            let me = g.to_move();
-            let mut by: Vec<(f32, usize)> = cells
-                .iter()
-                .map(|&c| {
-                    let s = attack_defence(cell_score(&g, c, me), cell_score(&g, c, me.opp()));
-                    (s, c)
-                })
-                .collect();
+            let mut by: Vec<(f32, usize)> =
+                cells.iter().map(|&c| (static_score(&g, c), c)).collect();
             by.sort_by(|a, b| b.0.total_cmp(&a.0));
             if !by.is_empty() {
                 play = g.move_of(by[rng.below(by.len().min(5))].1);
@@ -100,19 +94,7 @@ fn self_play(seed: u64, i: usize, nodes: u64) -> Option<(Vec<Move>, usize)> {
         g.play_unchecked(play);
     }
     match g.outcome() {
-        Some(Outcome::Win(_)) => {
-            let moves: Vec<Move> = {
-                let mut v = Vec::new();
-                let mut h = g.clone();
-                while let Some(m) = h.undo() {
-                    v.push(m);
-                }
-                v.reverse();
-                v
-            };
-            let n = moves.len();
-            Some((moves, n))
-        }
+        Some(Outcome::Win(_)) => Some(g.history_cells().map(|(c, _)| g.move_of(c)).collect()),
         _ => None,
     }
 }
@@ -158,10 +140,7 @@ fn solve_samples(root: &Gomoku, a: &Args) -> (Vec<Sample>, bool) {
                 .iter()
                 .map(|&x| [0, 1, 2, 3].map(|d| g.line_key(x, d)))
                 .collect(),
-            scores: cells
-                .iter()
-                .map(|&x| attack_defence(cell_score(&g, x, me), cell_score(&g, x, me.opp())))
-                .collect(),
+            scores: cells.iter().map(|&x| static_score(&g, x)).collect(),
             label,
         });
     }
@@ -174,9 +153,10 @@ fn main() -> ExitCode {
     // Positions: the winner to move 8, 12 and 16 plies before its winning move.
     let mut roots = Vec::new();
     for i in 0..a.games {
-        let Some((moves, n)) = self_play(a.seed, i, a.move_nodes) else {
+        let Some(moves) = self_play(a.seed, i, a.move_nodes) else {
             continue;
         };
+        let n = moves.len();
         for back in [8usize, 12, 16] {
             let Some(at) = (n - 1).checked_sub(back) else {
                 continue;

@@ -28,10 +28,10 @@ use clap::Parser;
 use pcn::game::gomoku::{Gomoku, Rule};
 use pcn::game::{Color, Game, Move};
 use pcn::search::greedy::candidates;
-use pcn::search::patpolicy::PatternPolicy;
+use pcn::search::patpolicy::{PatternPolicy, BUILTIN};
 use pcn::search::solver::heuristic::{threat_priors, Evaluation, ThreatPriors};
 use pcn::search::solver::knowledge::{Knowledge, KnowledgeState};
-use pcn::search::solver::{Heuristic, SolverGame, SolverOptions};
+use pcn::search::solver::{Heuristic, SolverGame};
 use pcn::search::threat::ThreatSolver;
 use pcn::search::{Budget, Limits};
 use pcn::sgf::{self, GameTree};
@@ -118,19 +118,12 @@ fn static_priors(g: &Gomoku) -> Evaluation {
 }
 
 /// The priors with `share` of a learned pattern policy (the narrowed phase's): `table`, or
-/// the shipped one.
+/// the shipped one (the threat priors alone when neither is there).
 fn mixed_priors(g: &Gomoku, share: f32, table: Option<&'static PatternPolicy>) -> Evaluation {
-    let opts = SolverOptions {
-        knowledge: Knowledge {
-            patterns: share,
-            ..Knowledge::default()
-        },
-        ..SolverOptions::default()
+    let Some(t) = table.or(BUILTIN.as_ref()) else {
+        return static_priors(g);
     };
-    let mut h = match table {
-        Some(t) => ThreatPriors::with_policy(t, share),
-        None => ThreatPriors::new(&opts),
-    };
+    let mut h = ThreatPriors::with_policy(t, share);
     let mut out = vec![Evaluation::default()];
     h.priors_batch(&[g], &mut out);
     out.pop().unwrap_or_default()

@@ -311,7 +311,7 @@ impl Default for GenOptions {
 }
 
 /// The static threat score of a candidate for the side to move (the threat priors' ranking).
-fn static_score(g: &Gomoku, cell: usize) -> f32 {
+pub fn static_score(g: &Gomoku, cell: usize) -> f32 {
     let me = g.to_move();
     attack_defence(cell_score(g, cell, me), cell_score(g, cell, me.opp()))
 }

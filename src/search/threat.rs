@@ -727,7 +727,7 @@ impl Search<'_, '_, '_> {
         // because the attacker had to block them first) refute the three.
         let mut counters: Vec<usize> = Vec::new();
         for q in self.g.cell_range() {
-            if self.g.cell_value(q) != EMPTY || !self.g.has_pattern_at_least(q, d, Pattern::B4) {
+            if self.g.cell_value(q) != EMPTY || !self.g.makes_four(q, d) {
                 continue;
             }
             if wins_at(self.g, q, d) {

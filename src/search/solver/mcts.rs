@@ -1020,7 +1020,7 @@ impl<G: SolverGame> Mcts<G> {
     /// search found these moves among the node's children, whatever their prior said.
     /// Nodes a knowledge search proved at expansion have no children and are not listed.
     pub fn proven_choices(&mut self) -> Vec<ProvenChoice> {
-        let Some((_, prover, _)) = self.last.clone() else {
+        let Some(prover) = self.last.as_ref().map(|l| l.1) else {
             return Vec::new();
         };
         let root_mover = if self.root_mover_good == WIN {
