@@ -342,9 +342,7 @@ fn run(a: &Args) -> Result<(), String> {
         mixed: a.mixed,
         table: match &a.pattern_file {
             Some(f) => {
-                let b = std::fs::read(f).map_err(|e| format!("{}: {e}", f.display()))?;
-                let p =
-                    PatternPolicy::from_bytes(&b).map_err(|e| format!("{}: {e}", f.display()))?;
+                let p = PatternPolicy::load(f).map_err(|e| format!("{}: {e}", f.display()))?;
                 // One table for the whole run.
                 Some(&*Box::leak(Box::new(p)))
             }

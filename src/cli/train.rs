@@ -92,10 +92,7 @@ pub fn run(a: TrainArgs, seed: u64, threads: usize) -> i32 {
         }
     }
     let init = match &a.init {
-        Some(f) => match std::fs::read(f)
-            .map_err(|e| e.to_string())
-            .and_then(|b| PatternPolicy::from_bytes(&b).map_err(|e| e.to_string()))
-        {
+        Some(f) => match PatternPolicy::load(f) {
             Ok(p) => Some(p),
             Err(e) => {
                 eprintln!("pcn train-patterns: cannot read {}: {e}", f.display());

@@ -46,6 +46,9 @@ pub enum PatternError {
     /// A weight is NaN or infinite.
     #[error("pattern weight {0} is not finite")]
     NotFinite(usize),
+    /// The file could not be read.
+    #[error("{0}")]
+    Io(String),
 }
 
 /// Swaps black and white in every 2-bit slot of a 16-bit key (walls and empties stay).
@@ -145,6 +148,12 @@ impl Default for PatternPolicy {
 }
 
 impl PatternPolicy {
+    /// Reads a weight file.
+    pub fn load(path: &std::path::Path) -> Result<PatternPolicy, PatternError> {
+        let b = std::fs::read(path).map_err(|e| PatternError::Io(e.to_string()))?;
+        Self::from_bytes(&b)
+    }
+
     /// Reads a weight file's bytes.
     pub fn from_bytes(b: &[u8]) -> Result<PatternPolicy, PatternError> {
         let want = MAGIC.len() + 4 * WEIGHTS;

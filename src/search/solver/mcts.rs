@@ -1020,13 +1020,9 @@ impl<G: SolverGame> Mcts<G> {
     /// search found these moves among the node's children, whatever their prior said.
     /// Nodes a knowledge search proved at expansion have no children and are not listed.
     pub fn proven_choices(&mut self) -> Vec<ProvenChoice> {
-        let Some(prover) = self.last.as_ref().map(|l| l.1) else {
+        // The last solve's root position and prover.
+        let Some((root_mover, prover)) = self.last.as_ref().map(|l| (l.0.to_move(), l.1)) else {
             return Vec::new();
-        };
-        let root_mover = if self.root_mover_good == WIN {
-            prover
-        } else {
-            prover.opp()
         };
         let t = self.tree_mut();
         let mut out = Vec::new();
