@@ -5,7 +5,8 @@
 //!
 //! ```sh
 //! cargo run --release --example proof_positions -- PROOF.sgf PROBLEM.sgf [--ranks] \
-//!     [--lambda-nodes N] [--narrow N] [--zone N] [--dump DIR --max-ply P --take K]
+//!     [--lambda-nodes N] [--narrow N] [--zone N] [--deep-vct N] \
+//!     [--dump DIR --max-ply P --take K]
 //! ```
 //!
 //! A decision node is a position of the proof where the prover is to move, has a choice (no
@@ -62,6 +63,12 @@ struct Args {
     /// `--narrow-patterns`); 0: not printed.
     #[arg(long, default_value_t = 0.0)]
     mixed: f32,
+    /// Also report whether a fresh VCT search (depth as the solver's) within this many
+    /// nodes finds a win at each decision node, and how long it took; 0: not run. The
+    /// decision nodes are those without a win within the solver's own budget, so this
+    /// measures how many of them a larger threat search alone would settle.
+    #[arg(long, default_value_t = 0)]
+    deep_vct: u64,
     /// The pattern weight file for `--mixed` (default: the shipped table).
     #[arg(long)]
     pattern_file: Option<PathBuf>,
@@ -93,6 +100,9 @@ struct Walk {
     ranks: bool,
     narrow: u64,
     zone: u64,
+    deep_vct: u64,
+    /// Decision nodes where `deep_vct` found a win.
+    deep_wins: usize,
     mixed: f32,
     table: Option<&'static PatternPolicy>,
     threat: ThreatSolver,
@@ -214,6 +224,21 @@ impl Walk {
             four,
             lambda2
         );
+        if self.deep_vct > 0 {
+            // A fresh table each time: the shared one holds failures of the solver's budget.
+            let limits = Limits::nodes(self.deep_vct);
+            let mut b = Budget::new(&limits, &NEVER);
+            let t0 = std::time::Instant::now();
+            let win = ThreatSolver::new(20)
+                .vct(g, &mut b, self.know.vct_depth)
+                .is_some_and(|l| !l.is_empty());
+            self.deep_wins += usize::from(win);
+            line += &format!(
+                " deep_vct {win:5} nodes {:8} {:.2}s",
+                b.nodes,
+                t0.elapsed().as_secs_f64()
+            );
+        }
         if self.narrow > 0 {
             let mut st = KnowledgeState::new(Knowledge {
                 lambda_nodes: self.narrow,
@@ -339,6 +364,8 @@ fn run(a: &Args) -> Result<(), String> {
         ranks: a.ranks,
         narrow: a.narrow,
         zone: a.zone,
+        deep_vct: a.deep_vct,
+        deep_wins: 0,
         mixed: a.mixed,
         table: match &a.pattern_file {
             Some(f) => {
@@ -365,6 +392,14 @@ fn run(a: &Args) -> Result<(), String> {
         quiet.len(),
         quiet.iter().filter(|d| d.lambda2).count()
     );
+    if a.deep_vct > 0 {
+        println!(
+            "VCT within {} nodes (fresh table): a win at {} of the {} decision nodes",
+            a.deep_vct,
+            w.deep_wins,
+            w.found.len()
+        );
+    }
     if let Some(dir) = &a.dump {
         std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
         let near: Vec<&Decision> = w
