@@ -135,6 +135,11 @@ pub struct SolveArgs {
     /// priors of that second, narrowed search (the first keeps `--patterns`).
     #[arg(long, default_value_t = Knowledge::default().narrow_patterns)]
     pub narrow_patterns: f32,
+    /// Gomoku, MCTS without a network: weight (0..=100) of the proof-number bias at the root
+    /// of that second, narrowed search (the root's moves with the smallest proof numbers
+    /// first); 0: off.
+    #[arg(long, default_value_t = Knowledge::default().root_pn)]
+    pub root_pn: f32,
     /// Killall-Go: White wins as soon as a White block is unconditionally alive (Benson).
     /// Off changes the game (it then ends only by two passes); proofs record it.
     #[arg(long, value_enum, default_value = "on")]
@@ -364,6 +369,10 @@ pub fn run(args: SolveArgs) -> i32 {
         eprintln!("pcn solve: --narrow-patterns must be 0..=1");
         return EXIT_USAGE;
     }
+    if !(0.0..=100.0).contains(&args.root_pn) {
+        eprintln!("pcn solve: --root-pn must be 0..=100");
+        return EXIT_USAGE;
+    }
     if args.threads > 1
         && !args.solver.eq_ignore_ascii_case("mcts")
         && !args.solver.eq_ignore_ascii_case(AUTO_SOLVER)
@@ -383,6 +392,7 @@ pub fn run(args: SolveArgs) -> i32 {
         patterns: args.patterns,
         lambda_nodes: args.lambda,
         narrow_patterns: args.narrow_patterns,
+        root_pn: args.root_pn,
         ..Knowledge::default()
     };
     let opts = SolverOptions {

@@ -65,6 +65,13 @@ pub struct Knowledge {
     /// poorly where the proof needs a quiet one; mixed in there, the policy solved 49 and 69
     /// without losing a problem (docs/solving.md, "Fourteenth session").
     pub narrow_patterns: f32,
+    /// Gomoku, MCTS without a network: weight of a proof-number bias at the root of the
+    /// narrowed phase (PNMax of GPN-MCTS: `w · (1 − (pn − min) / (1 + max − min))` over the
+    /// unsolved root moves, the prover's proof numbers of the narrowed tree, a four's
+    /// doubled). The reply value rates every forcing line alike, so without it the root's
+    /// visits stay on one unproven move (problem 65: docs/solving.md, "Seventeenth
+    /// session"). 0: off.
+    pub root_pn: f32,
 }
 
 impl Default for Knowledge {
@@ -88,6 +95,7 @@ impl Default for Knowledge {
             lambda_nodes: 1_000,
             narrow_only: false,
             narrow_patterns: 0.5,
+            root_pn: 2.0,
         }
     }
 }

@@ -71,7 +71,10 @@ struct Node {
     prior: f32,
     visits: u32,
     /// Virtual losses of simulations in flight through this node.
-    vloss: u32,
+    vloss: u16,
+    /// Narrowed phase: the prover's proof number (saturating; [`PN_INF`] when lost), for
+    /// the root's proof-number bias ([`Knowledge::root_pn`]).
+    pn: u16,
     /// α0: sum of values from the view of the player who moved into this node.
     /// PCN: sum of path costs (unsigned).
     wins: f32,
@@ -86,6 +89,28 @@ const DEFERRED: u8 = 1;
 const NARROW: u8 = 2;
 /// [`Node::flags`]: re-expanded with every legal move after its narrowed children all lost.
 const WIDE: u8 = 4;
+
+/// [`Node::pn`] of a lost node.
+const PN_INF: u16 = u16::MAX;
+
+/// [`Node::pn`] of a new node where the prover's opponent is to move: its replies are not
+/// known before its expansion, and a reply left open usually takes more than one node to
+/// prove.
+const PN_OPPONENT_NEW: u16 = 20;
+
+/// A four (one forced reply) counts this many times its proof number in the root's bias: the
+/// position after the forced reply is the problem again with one exchange more, so its
+/// proof number is as small as the root's best and the bias would always favour it.
+const PN_FOUR_FACTOR: f32 = 2.0;
+
+/// A child's proof number as the root's bias weighs it ([`PN_FOUR_FACTOR`]).
+fn bias_pn(ch: &Node) -> f32 {
+    if ch.expanded && ch.count == 1 {
+        ch.pn as f32 * PN_FOUR_FACTOR
+    } else {
+        ch.pn as f32
+    }
+}
 
 impl Node {
     fn has(&self, f: u8) -> bool {
@@ -116,6 +141,7 @@ impl Node {
             prior,
             visits: 0,
             vloss: 0,
+            pn: 1,
             wins: 0.0,
             first: 0,
         }
@@ -151,6 +177,9 @@ struct Setup {
     /// Narrow the prover's moves ([`SolverGame::narrow_prover_moves`]): the second phase of
     /// a solve ([`narrowing_phase`]).
     narrow: bool,
+    /// Weight of the proof-number bias at the root of the narrowed phase
+    /// ([`Knowledge::root_pn`]).
+    root_pn: f32,
 }
 
 impl Setup {
@@ -276,7 +305,7 @@ impl Tree {
     /// or `None`. `chooser_is_prover`: the prover is to move at `idx`.
     fn select(&self, idx: usize, su: &Setup, chooser_is_prover: bool) -> Option<usize> {
         let n = &self.nodes[idx];
-        let nv = n.visits + n.vloss;
+        let nv = n.visits + n.vloss as u32;
         let c = su.c_puct + (((nv as u64 + 19653) / 19652) as f32).ln();
         let sqrt_n = (nv as f32).max(1.0).sqrt();
         let kids = n.kids();
@@ -308,6 +337,20 @@ impl Tree {
             }
         }
         let fpu = (qsum - 1.0) / (qn + 1.0);
+        // The root's proof-number bias (PNMax of GPN-MCTS) over the unsolved moves.
+        let pn_range = if idx == 0 && su.narrow && chooser_is_prover && su.root_pn > 0.0 {
+            let (mut lo, mut hi) = (f32::INFINITY, 0.0f32);
+            for k in n.kids() {
+                let ch = &self.nodes[k];
+                if ch.status == UNKNOWN {
+                    lo = lo.min(bias_pn(ch));
+                    hi = hi.max(bias_pn(ch));
+                }
+            }
+            (lo <= hi).then_some((lo, hi))
+        } else {
+            None
+        };
         let mut best = None;
         let mut best_s = f32::NEG_INFINITY;
         for k in kids {
@@ -323,7 +366,10 @@ impl Tree {
             } else {
                 q
             };
-            let s = q + c * ch.prior * sqrt_n / (1.0 + (ch.visits + ch.vloss) as f32);
+            let mut s = q + c * ch.prior * sqrt_n / (1.0 + (ch.visits + ch.vloss as u32) as f32);
+            if let Some((lo, hi)) = pn_range {
+                s += su.root_pn * (1.0 - (bias_pn(ch) - lo) / (1.0 + hi - lo));
+            }
             if s > best_s {
                 best_s = s;
                 best = Some(k);
@@ -363,6 +409,30 @@ impl Tree {
         };
         self.nodes[idx].status = st;
         st
+    }
+
+    /// Recomputes the prover's proof number of `idx` from its status or children: 0 when
+    /// won, [`PN_INF`] when lost, the minimum over the unsolved children where the prover is
+    /// to move and their sum where the opponent is; unchanged before expansion. Returns
+    /// whether it changed.
+    fn update_pn(&mut self, idx: usize, prover_to_move: bool) -> bool {
+        let n = self.nodes[idx];
+        let pn = match n.status {
+            WIN => 0,
+            LOSS => PN_INF,
+            _ if !n.expanded => n.pn,
+            _ => {
+                let open = self.nodes[n.kids()].iter().filter(|c| c.status == UNKNOWN);
+                if prover_to_move {
+                    open.map(|c| c.pn).min().unwrap_or(1)
+                } else {
+                    let s: u32 = open.map(|c| c.pn as u32).sum();
+                    s.clamp(1, PN_INF as u32 - 1) as u16
+                }
+            }
+        };
+        self.nodes[idx].pn = pn;
+        pn != n.pn
     }
 
     /// Backs `b` up along `path` (`g` is at the leaf and is rewound to the root), removing
@@ -409,6 +479,8 @@ impl Tree {
             }
         };
         let mut changed = true;
+        // Proof numbers (narrowed phase): recomputed upwards while they change.
+        let mut pn_dirty = su.narrow;
         for i in (0..path.len()).rev() {
             let id = path[i] as usize;
             {
@@ -450,6 +522,12 @@ impl Tree {
                 } else if i + 1 != path.len() {
                     changed = false;
                 }
+                if after != before {
+                    pn_dirty = su.narrow;
+                }
+            }
+            if pn_dirty {
+                pn_dirty = self.update_pn(id, g.to_move() == prover) || i + 1 == path.len();
             }
             if i > 0 {
                 g.undo();
@@ -819,6 +897,11 @@ impl<G: SolverGame> Worker<'_, G> {
                 t.tt.put(key, 0, INF, 1, w);
             }
         }
+        if su.narrow && self.g.to_move() == su.prover {
+            for ch in &mut t.nodes[first as usize..] {
+                ch.pn = PN_OPPONENT_NEW;
+            }
+        }
         let n = &mut t.nodes[idx];
         n.first = first;
         n.count = count;
@@ -1102,6 +1185,7 @@ impl<G: SolverGame> Solver<G> for Mcts<G> {
             cost: self.heuristic.cost_model(),
             reply_value,
             narrow: false,
+            root_pn: self.opts.knowledge.root_pn,
         };
         let phases = if narrowing_phase(self.heuristic.learned(), reply_value, &self.opts.knowledge)
         {
@@ -1500,6 +1584,86 @@ mod tests {
         // Networks, and games without the reply value, keep the reference constant.
         assert_eq!(c_puct_for(true, true, 1.5), 1.5);
         assert_eq!(c_puct_for(false, false, 1.5), 1.5);
+    }
+
+    /// A root with three moves, equal in visits, value and prior: a quiet one with proof
+    /// number 10, a four with 6 and a quiet one with 30 (first in order, so ties go to it).
+    fn pn_tree() -> Tree {
+        let mut t = Tree::new(1 << 20);
+        t.nodes.clear();
+        let mut root = Node::new(NO_MOVE, 1.0);
+        root.expanded = true;
+        root.first = 1;
+        root.count = 3;
+        root.visits = 30;
+        t.nodes.push(root);
+        for (mv, pn, replies) in [(1, 30u16, 3u16), (2, 10, 2), (3, 6, 1)] {
+            let mut c = Node::new(mv, 0.3);
+            c.expanded = true;
+            c.count = replies;
+            c.first = 4;
+            c.visits = 10;
+            c.wins = 2.0;
+            c.pn = pn;
+            t.nodes.push(c);
+        }
+        t
+    }
+
+    fn pn_setup(narrow: bool, root_pn: f32) -> Setup {
+        Setup {
+            prover: Color::Black,
+            root_mover: Color::Black,
+            use_tt: true,
+            root_key: 0,
+            c_puct: 1.5,
+            cost: None,
+            reply_value: true,
+            narrow,
+            root_pn,
+        }
+    }
+
+    #[test]
+    fn the_root_bias_prefers_the_smallest_proof_number_and_discounts_fours() {
+        let t = pn_tree();
+        // Without the bias the tie goes to the first move.
+        assert_eq!(t.select(0, &pn_setup(true, 0.0), true), Some(1));
+        // The four's 6 counts as 12: the quiet move with 10 is preferred.
+        assert_eq!(t.select(0, &pn_setup(true, 2.0), true), Some(2));
+        // Only in the narrowed phase, only at the root, only for the prover.
+        assert_eq!(t.select(0, &pn_setup(false, 2.0), true), Some(1));
+        assert_eq!(t.select(0, &pn_setup(true, 2.0), false), Some(1));
+        // A solved move drops out: the four is then the only other choice.
+        let mut t = pn_tree();
+        t.nodes[1].status = WIN;
+        t.nodes[2].status = LOSS;
+        assert_eq!(t.select(0, &pn_setup(true, 2.0), true), Some(3));
+    }
+
+    #[test]
+    fn proof_numbers_take_the_minimum_at_the_prover_and_the_sum_at_the_opponent() {
+        let mut t = pn_tree();
+        assert!(t.update_pn(0, true));
+        assert_eq!(t.nodes[0].pn, 6);
+        assert!(t.update_pn(0, false));
+        assert_eq!(t.nodes[0].pn, 46);
+        assert!(!t.update_pn(0, false));
+        // Solved children are left out; a won node is 0, a lost one infinite.
+        t.nodes[3].status = WIN;
+        t.update_pn(0, true);
+        assert_eq!(t.nodes[0].pn, 10);
+        t.nodes[0].status = WIN;
+        t.update_pn(0, true);
+        assert_eq!(t.nodes[0].pn, 0);
+        t.nodes[0].status = LOSS;
+        t.update_pn(0, true);
+        assert_eq!(t.nodes[0].pn, PN_INF);
+        // Before expansion the number stays as set.
+        t.nodes[1].expanded = false;
+        t.nodes[1].pn = PN_OPPONENT_NEW;
+        assert!(!t.update_pn(1, false));
+        assert_eq!(t.nodes[1].pn, PN_OPPONENT_NEW);
     }
 
     #[test]
