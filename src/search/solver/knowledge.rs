@@ -67,8 +67,8 @@ pub struct Knowledge {
     pub narrow_patterns: f32,
     /// Gomoku, MCTS without a network: weight of a proof-number bias at the root of the
     /// narrowed phase (PNMax of GPN-MCTS: `w · (1 − (pn − min) / (1 + max − min))` over the
-    /// unsolved root moves, the prover's proof numbers of the narrowed tree, a four's
-    /// doubled). The reply value rates every forcing line alike, so without it the root's
+    /// unsolved root moves, the prover's proof numbers of the narrowed tree, doubled for a
+    /// move leaving one open reply, mostly a four). The reply value rates every forcing line alike, so without it the root's
     /// visits stay on one unproven move (problem 65: docs/solving.md, "Seventeenth
     /// session"). 0: off.
     pub root_pn: f32,

@@ -98,9 +98,11 @@ const PN_INF: u16 = u16::MAX;
 /// prove.
 const PN_OPPONENT_NEW: u16 = 20;
 
-/// A four (one forced reply) counts this many times its proof number in the root's bias: the
-/// position after the forced reply is the problem again with one exchange more, so its
-/// proof number is as small as the root's best and the bias would always favour it.
+/// A root move that leaves one open reply counts this many times its proof number in the
+/// root's bias. Mostly these are fours: the position after the forced reply is the problem
+/// again with one exchange more, so its proof number is as small as the root's best and the
+/// bias would always favour it. (In the narrowed tree `count` is the replies the pass-threat
+/// zone left open, so a threat leaving a single defence counts here too.)
 const PN_FOUR_FACTOR: f32 = 2.0;
 
 /// A child's proof number as the root's bias weighs it ([`PN_FOUR_FACTOR`]).
@@ -183,6 +185,12 @@ struct Setup {
 }
 
 impl Setup {
+    /// Whether the nodes' proof numbers are kept: only the narrowed phase's root bias reads
+    /// them.
+    fn tracks_pn(&self) -> bool {
+        self.narrow && self.root_pn > 0.0
+    }
+
     /// Whether a node with `to_move` to play and `replies` children takes the reply value:
     /// the opponent's nodes with a choice, when [`Setup::reply_value`] is on.
     fn reply_value_at(&self, to_move: Color, replies: usize) -> bool {
@@ -338,7 +346,7 @@ impl Tree {
         }
         let fpu = (qsum - 1.0) / (qn + 1.0);
         // The root's proof-number bias (PNMax of GPN-MCTS) over the unsolved moves.
-        let pn_range = if idx == 0 && su.narrow && chooser_is_prover && su.root_pn > 0.0 {
+        let pn_range = if idx == 0 && su.tracks_pn() && chooser_is_prover {
             let (mut lo, mut hi) = (f32::INFINITY, 0.0f32);
             for k in n.kids() {
                 let ch = &self.nodes[k];
@@ -479,8 +487,8 @@ impl Tree {
             }
         };
         let mut changed = true;
-        // Proof numbers (narrowed phase): recomputed upwards while they change.
-        let mut pn_dirty = su.narrow;
+        // Proof numbers: recomputed upwards from the leaf while they (or a status) change.
+        let mut pn_dirty = su.tracks_pn();
         for i in (0..path.len()).rev() {
             let id = path[i] as usize;
             {
@@ -523,11 +531,11 @@ impl Tree {
                     changed = false;
                 }
                 if after != before {
-                    pn_dirty = su.narrow;
+                    pn_dirty = su.tracks_pn();
                 }
             }
             if pn_dirty {
-                pn_dirty = self.update_pn(id, g.to_move() == prover) || i + 1 == path.len();
+                pn_dirty = self.update_pn(id, g.to_move() == prover);
             }
             if i > 0 {
                 g.undo();
@@ -897,7 +905,7 @@ impl<G: SolverGame> Worker<'_, G> {
                 t.tt.put(key, 0, INF, 1, w);
             }
         }
-        if su.narrow && self.g.to_move() == su.prover {
+        if su.tracks_pn() && self.g.to_move() == su.prover {
             for ch in &mut t.nodes[first as usize..] {
                 ch.pn = PN_OPPONENT_NEW;
             }
@@ -1586,8 +1594,9 @@ mod tests {
         assert_eq!(c_puct_for(false, false, 1.5), 1.5);
     }
 
-    /// A root with three moves, equal in visits, value and prior: a quiet one with proof
-    /// number 10, a four with 6 and a quiet one with 30 (first in order, so ties go to it).
+    /// A root with three moves, equal in visits, value and prior: one with proof number 10
+    /// and two open replies, one with 6 and a single open reply (a four), one with 30 and
+    /// three (first in order, so ties go to it).
     fn pn_tree() -> Tree {
         let mut t = Tree::new(1 << 20);
         t.nodes.clear();
