@@ -1,4 +1,6 @@
-//! `pcn nnbench --net PATH [--backend auto|cpu] [--batch 1,8,64]`: network evaluation speed.
+//! `pcn nnbench --net PATH [--backend auto|cpu|cuda|cuda-fp32] [--batch 1,8,64]`: network
+//! evaluation speed; with `--golden`, the backend's agreement with the model's golden
+//! outputs (`golden.safetensors` beside the model, `../shared/pcn/README.md` §9) instead.
 //!
 //! For each batch size: a warm-up, then `--reps` timed repetitions of about `--seconds`
 //! each; prints the median positions/s. The inputs are random 0/1 planes (a fixed seed):
@@ -6,14 +8,15 @@
 //! options (defined once for every subcommand); `--threads` sets the backend's threads. The output format matches scripts/bench_nn_ort.py so `make bench-nn` can put
 //! the two side by side.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Instant;
 
 use clap::Args;
 
 use crate::nn::cpu::{ConvAlgo, CpuBackend};
 use crate::nn::model::Model;
-use crate::nn::{Evaluator, NetOutput};
+use crate::nn::{Evaluator, NetKind, NetOutput, NnError};
 use crate::util::Rng;
 
 /// Options of `pcn nnbench`. `--net` (required here) and `--backend` are the global options;
@@ -23,7 +26,7 @@ pub struct NnBenchArgs {
     /// Model directory (model.safetensors + model.json) or either file (the global `--net`).
     #[arg(skip)]
     pub net: PathBuf,
-    /// Backend: `auto` or `cpu` (the global `--backend`).
+    /// Backend: `auto`, `cpu`, `cuda` (fp16) or `cuda-fp32` (the global `--backend`).
     #[arg(skip)]
     pub backend: String,
     /// Batch sizes, comma-separated.
@@ -39,6 +42,13 @@ pub struct NnBenchArgs {
     /// without SIMD).
     #[arg(long, default_value = "auto")]
     pub algo: String,
+    /// Check the outputs against the model directory's golden.safetensors instead of
+    /// timing: prints the largest differences, exit 1 when one exceeds `--tol`.
+    #[arg(long)]
+    pub golden: bool,
+    /// `--golden`: the largest accepted difference on logits (and on the α0 value).
+    #[arg(long, default_value_t = 1e-4)]
+    pub tol: f64,
 }
 
 fn parse_algo(s: &str, n: usize) -> Option<ConvAlgo> {
@@ -61,11 +71,12 @@ pub fn run(args: NnBenchArgs, threads: usize) -> i32 {
         eprintln!("nnbench: --net PATH is required");
         return 2;
     }
-    // `auto` is the global option's default; the CPU backend is the only one compiled in.
-    if args.backend != "cpu" && args.backend != "auto" {
+    let backend = args.backend.trim().to_ascii_lowercase();
+    if !crate::nn::BACKENDS.contains(&backend.as_str()) {
         eprintln!(
-            "nnbench: unknown backend {:?} (available: auto, cpu)",
-            args.backend
+            "nnbench: unknown backend {:?} (available: {})",
+            args.backend,
+            crate::nn::BACKENDS.join(", ")
         );
         return 2;
     }
@@ -92,20 +103,49 @@ pub fn run(args: NnBenchArgs, threads: usize) -> i32 {
         );
         return 2;
     };
-    let be = match CpuBackend::with_algo(&model, threads, algo) {
-        Ok(b) => b,
-        Err(e) => {
-            eprintln!("nnbench: {e}");
-            return 3;
+    // Anything but `cpu` goes through the registry (`auto` may find a GPU); the CPU backend
+    // is built here so that `--algo` applies.
+    let gpu: Option<Arc<dyn Evaluator>> = if backend == "cpu" {
+        None
+    } else {
+        match crate::nn::open(&args.net.to_string_lossy(), &backend, threads) {
+            Ok(e) if e.name().starts_with("cuda") => Some(e),
+            Ok(_) => None,
+            Err(e) => {
+                eprintln!("nnbench: {e}");
+                return if matches!(e, NnError::Unavailable(_)) {
+                    2
+                } else {
+                    3
+                };
+            }
         }
     };
-    println!(
-        "pcn {} {} threads {} algo {:?}",
-        be.name(),
-        args.net.display(),
-        be.threads(),
-        be.algo()
-    );
+    let be: Arc<dyn Evaluator> = match gpu {
+        Some(g) => {
+            println!("pcn {} {}", g.name(), args.net.display());
+            g
+        }
+        None => match CpuBackend::with_algo(&model, threads, algo) {
+            Ok(b) => {
+                println!(
+                    "pcn {} {} threads {} algo {:?}",
+                    b.name(),
+                    args.net.display(),
+                    b.threads(),
+                    b.algo()
+                );
+                Arc::new(b)
+            }
+            Err(e) => {
+                eprintln!("nnbench: {e}");
+                return 3;
+            }
+        },
+    };
+    if args.golden {
+        return golden(&args.net, &model, &*be, args.tol);
+    }
     let len = model.info.input_len();
     let mut rng = Rng::new(0);
     let mut out = NetOutput::default();
@@ -154,6 +194,110 @@ pub fn run(args: NnBenchArgs, threads: usize) -> i32 {
         );
     }
     0
+}
+
+/// The largest absolute difference between two equally long float slices (∞ when the
+/// lengths differ or a value is not finite).
+fn max_diff(a: &[f32], b: &[f32]) -> f64 {
+    if a.len() != b.len() {
+        return f64::INFINITY;
+    }
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| f64::from((x - y).abs()))
+        .fold(
+            0.0,
+            |m, d| if d.is_nan() { f64::INFINITY } else { m.max(d) },
+        )
+}
+
+/// `--golden`: runs the golden inputs (batch of all, and each row alone) and compares the
+/// raw outputs; returns the exit code (0 within `tol`, 1 beyond, 3 unreadable files).
+fn golden(net: &Path, model: &Model, be: &dyn Evaluator, tol: f64) -> i32 {
+    let dir = if net.is_dir() {
+        net.to_path_buf()
+    } else {
+        net.parent().map(Path::to_path_buf).unwrap_or_default()
+    };
+    let path = dir.join("golden.safetensors");
+    let bytes = match std::fs::read(&path) {
+        Ok(b) => b,
+        Err(e) => {
+            eprintln!("nnbench: cannot read {}: {e}", path.display());
+            return 3;
+        }
+    };
+    let st = match safetensors::SafeTensors::deserialize(&bytes) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("nnbench: {}: {e}", path.display());
+            return 3;
+        }
+    };
+    let get = |name: &str| -> Option<Vec<f32>> {
+        let t = st.tensor(name).ok()?;
+        Some(
+            t.data()
+                .chunks_exact(4)
+                .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                .collect(),
+        )
+    };
+    let Some(input) = get("input") else {
+        eprintln!("nnbench: {} has no `input` tensor", path.display());
+        return 3;
+    };
+    let len = model.info.input_len();
+    let n = input.len() / len;
+    if n == 0 || n * len != input.len() {
+        eprintln!("nnbench: {}: input is not whole positions", path.display());
+        return 3;
+    }
+    let mut out = NetOutput::default();
+    if let Err(e) = be.evaluate(&input, n, &mut out) {
+        eprintln!("nnbench: {e}");
+        return 3;
+    }
+    let mut diffs: Vec<(&str, f64)> = Vec::new();
+    let mut missing = false;
+    let mut cmp = |label: &'static str, got: &[f32], name: &str| match get(name) {
+        Some(want) => diffs.push((label, max_diff(got, &want))),
+        None => missing = true,
+    };
+    cmp("policy", &out.policy, "policy_logits");
+    match model.info.kind {
+        NetKind::AlphaZero => cmp("value", &out.value, "value"),
+        NetKind::Pcn { .. } => {
+            cmp("blackV", &out.black_v, "blackV_logits");
+            cmp("whiteV", &out.white_v, "whiteV_logits");
+        }
+    }
+    if missing {
+        eprintln!("nnbench: {} lacks expected output tensors", path.display());
+        return 3;
+    }
+    // Each row alone must give what it gives in the batch (to float rounding).
+    let mut one = NetOutput::default();
+    let a = model.info.actions;
+    let mut alone: f64 = 0.0;
+    for i in 0..n {
+        if let Err(e) = be.evaluate(&input[i * len..(i + 1) * len], 1, &mut one) {
+            eprintln!("nnbench: {e}");
+            return 3;
+        }
+        alone = alone.max(max_diff(&one.policy, &out.policy[i * a..(i + 1) * a]));
+    }
+    let worst = diffs.iter().map(|d| d.1).fold(alone, f64::max);
+    let parts: Vec<String> = diffs.iter().map(|(l, d)| format!("{l} {d:.2e}")).collect();
+    let verdict = if worst <= tol { "ok" } else { "FAIL" };
+    println!(
+        "golden {} {}: {} positions, max |diff| {}, batch-1 vs batch {alone:.2e}, worst {worst:.2e} (tol {tol:.0e}) {verdict}",
+        model.info.name,
+        be.name(),
+        n,
+        parts.join(", ")
+    );
+    i32::from(worst > tol)
 }
 
 fn median(v: &mut [f64]) -> f64 {

@@ -548,17 +548,20 @@ fn summary_table(records: &[Record], run: &Run) -> String {
 
 impl Run {
     /// The evaluator for solver `name`: behind a batching queue when several MCTS threads
-    /// share it (made once, on first use), else as loaded.
+    /// share it (made once, on first use), else as loaded. The queue runs as many workers
+    /// as the backend keeps batches in flight (1 on the CPU, 2 on the GPU).
     fn net_for(&mut self, name: &str) -> Option<Arc<dyn Evaluator>> {
         let net = self.net.clone()?;
         let threads = self.args.threads.max(1) as usize;
         if threads > 1 && name == "mcts" {
             let max_batch = threads * self.args.symmetries as usize;
             let b = self.batched.get_or_insert_with(|| {
-                Arc::new(BatchingEvaluator::new(
+                let workers = net.in_flight();
+                Arc::new(BatchingEvaluator::with_workers(
                     net,
                     max_batch,
                     Duration::from_millis(1),
+                    workers,
                 ))
             });
             return Some(b.clone());

@@ -332,34 +332,59 @@ impl BatchStats {
 }
 
 /// Collects the requests of several search threads into batches of at most `max_batch`
-/// rows (waiting at most `max_wait` for a batch to fill) and runs them on one evaluator
-/// thread. Dropping it stops the thread; a stopped evaluator answers [`NnError::Failed`].
+/// rows (waiting at most `max_wait` for a batch to fill) and runs them on evaluator
+/// threads (one by default; [`BatchingEvaluator::with_workers`] runs several, each forming
+/// and running its own batches, so that a backend with several lanes keeps that many
+/// batches in flight). Dropping it stops the threads; a stopped evaluator answers
+/// [`NnError::Failed`].
 pub struct BatchingEvaluator {
     info: NetInfo,
     inner_name: String,
     tx: Mutex<Option<Sender<Request>>>,
-    worker: Mutex<Option<JoinHandle<()>>>,
+    workers: Mutex<Vec<JoinHandle<()>>>,
     stats: Arc<Mutex<BatchStats>>,
 }
 
 impl BatchingEvaluator {
-    /// Starts the evaluator thread.
+    /// Starts one evaluator thread.
     pub fn new(inner: Arc<dyn Evaluator>, max_batch: usize, max_wait: Duration) -> Self {
+        BatchingEvaluator::with_workers(inner, max_batch, max_wait, 1)
+    }
+
+    /// Starts `workers` evaluator threads (at least one) sharing the request queue: while
+    /// one runs its batch on the inner evaluator, the next collects the following batch.
+    /// Useful when the inner evaluator overlaps calls ([`Evaluator::in_flight`]).
+    pub fn with_workers(
+        inner: Arc<dyn Evaluator>,
+        max_batch: usize,
+        max_wait: Duration,
+        workers: usize,
+    ) -> Self {
         let info = inner.info().clone();
         let inner_name = inner.name();
         let (tx, rx) = channel::unbounded::<Request>();
         let stats = Arc::new(Mutex::new(BatchStats::default()));
-        let st = stats.clone();
         let max_batch = max_batch.max(1);
-        let worker = std::thread::Builder::new()
-            .name("pcn-nn-batch".into())
-            .spawn(move || batch_loop(inner, rx, max_batch, max_wait, st))
-            .ok();
+        let mut handles = Vec::new();
+        for i in 0..workers.max(1) {
+            let (inner, rx, st) = (inner.clone(), rx.clone(), stats.clone());
+            let name = if i == 0 {
+                "pcn-nn-batch".to_string()
+            } else {
+                format!("pcn-nn-batch{i}")
+            };
+            if let Ok(h) = std::thread::Builder::new()
+                .name(name)
+                .spawn(move || batch_loop(inner, rx, max_batch, max_wait, st))
+            {
+                handles.push(h);
+            }
+        }
         BatchingEvaluator {
             info,
             inner_name,
-            tx: Mutex::new(worker.is_some().then_some(tx)),
-            worker: Mutex::new(worker),
+            tx: Mutex::new((!handles.is_empty()).then_some(tx)),
+            workers: Mutex::new(handles),
             stats,
         }
     }
@@ -369,12 +394,17 @@ impl BatchingEvaluator {
         self.stats.lock().map(|s| *s).unwrap_or_default()
     }
 
-    /// Stops the evaluator thread (pending requests still get answers); later calls fail.
+    /// Stops the evaluator threads (pending requests still get answers); later calls fail.
     pub fn stop(&self) {
         if let Ok(mut tx) = self.tx.lock() {
             tx.take();
         }
-        if let Some(h) = self.worker.lock().ok().and_then(|mut w| w.take()) {
+        let handles = self
+            .workers
+            .lock()
+            .map(|mut w| std::mem::take(&mut *w))
+            .unwrap_or_default();
+        for h in handles {
             let _ = h.join();
         }
     }
@@ -526,5 +556,46 @@ mod tests {
         assert_eq!(&a.policy[82..164], &b.policy[..]);
         assert_eq!(&a.white_v[500..1000], &b.white_v[..]);
         assert!(e.evaluate(&x[..len - 1], 1, &mut b).is_err());
+    }
+
+    /// Two workers on 16 concurrent callers: every caller gets exactly its own rows'
+    /// outputs, and rows are counted once.
+    #[test]
+    fn several_workers_answer_every_caller_exactly() {
+        let info = RandomEvaluator::info_for(NetGame::Gomoku, NetKind::AlphaZero);
+        let inner: Arc<dyn Evaluator> = Arc::new(RandomEvaluator::new(info.clone(), 3));
+        let b = Arc::new(BatchingEvaluator::with_workers(
+            inner.clone(),
+            8,
+            Duration::from_millis(2),
+            2,
+        ));
+        let hs: Vec<_> = (0..16u64)
+            .map(|t| {
+                let (b, inner, info) = (b.clone(), inner.clone(), info.clone());
+                std::thread::spawn(move || {
+                    for i in 0..20 {
+                        let n = 1 + (t as usize + i) % 3;
+                        let x = rows(&info, n, t * 100 + i as u64);
+                        let (mut got, mut want) = (NetOutput::default(), NetOutput::default());
+                        b.evaluate(&x, n, &mut got).unwrap();
+                        inner.evaluate(&x, n, &mut want).unwrap();
+                        assert_eq!(got, want);
+                    }
+                })
+            })
+            .collect();
+        for h in hs {
+            h.join().unwrap();
+        }
+        let st = b.stats();
+        let want_rows: u64 = (0..16u64)
+            .map(|t| (0..20).map(|i| 1 + (t + i) % 3).sum::<u64>())
+            .sum();
+        assert_eq!(st.rows, want_rows);
+        assert!(st.batches < want_rows);
+        b.stop();
+        let mut o = NetOutput::default();
+        assert!(b.evaluate(&rows(&info, 1, 0), 1, &mut o).is_err());
     }
 }

@@ -150,27 +150,82 @@ pub trait Evaluator: Send + Sync {
 
     /// A short name for reports (`cpu`, `batch(cpu)`, `random`, ...).
     fn name(&self) -> String;
+
+    /// How many `evaluate` calls the evaluator overlaps usefully (the CUDA backend: one per
+    /// lane, so a caller can fill one batch while another runs). Wrappers that batch use
+    /// this many workers; 1 for backends that gain nothing from concurrent calls.
+    fn in_flight(&self) -> usize {
+        1
+    }
 }
 
 pub mod cpu;
+#[cfg(feature = "cuda")]
+pub mod cuda;
 pub mod model;
 
-/// Backend names [`open`] accepts, best first (`""` or `auto` picks the first compiled in).
-pub const BACKENDS: &[&str] = &["cpu"];
+/// Backend names [`open`] accepts (`""` or `auto`: the GPU when one is usable, else the
+/// CPU). `cuda` is fp16 storage with fp32 accumulation, `cuda-fp32` strict fp32; both need
+/// a build with the `cuda` feature.
+pub const BACKENDS: &[&str] = &["auto", "cpu", "cuda", "cuda-fp16", "cuda-fp32"];
 
-/// Opens the model at `path` on the backend called `backend` (`auto` or empty: the best
-/// compiled in) with `threads` compute threads. Errors (never panics) on unreadable or
-/// malformed files and unknown or unavailable backends.
+/// Opens the model at `path` on the backend called `backend` with `threads` compute
+/// threads (CPU). `auto` (or empty) takes the CUDA backend when it is compiled in and a GPU
+/// is usable, else the CPU, and says which at log level info. Errors (never panics) on
+/// unreadable or malformed files and unknown or unavailable backends
+/// ([`NnError::Unavailable`]: `cuda` without a GPU, driver or library, or in a build
+/// without the `cuda` feature).
 pub fn open(path: &str, backend: &str, threads: usize) -> Result<Arc<dyn Evaluator>, NnError> {
     let name = backend.trim().to_ascii_lowercase();
     match name.as_str() {
-        "" | "auto" | "cpu" => open_cpu(path, threads),
+        "cpu" => open_cpu(path, threads),
+        "" | "auto" => open_auto(path, threads),
+        "cuda" | "cuda-fp16" | "gpu" => open_cuda(path, false),
+        "cuda-fp32" => open_cuda(path, true),
         other => Err(NnError::Unavailable(format!(
             "unknown backend '{}' (expected one of {})",
             other.chars().take(32).collect::<String>(),
             BACKENDS.join(", ")
         ))),
     }
+}
+
+fn open_auto(path: &str, threads: usize) -> Result<Arc<dyn Evaluator>, NnError> {
+    if cfg!(feature = "cuda") {
+        match open_cuda(path, false) {
+            Ok(e) => {
+                log::info!("backend auto: using the GPU ({})", e.name());
+                return Ok(e);
+            }
+            // A bad model file is the same error on every backend: say it once.
+            Err(e @ (NnError::Io { .. } | NnError::BadModel { .. })) => return Err(e),
+            Err(e) => log::info!("backend auto: no usable GPU ({e}); using the CPU"),
+        }
+    } else {
+        log::info!("backend auto: using the CPU (this build has no `cuda` feature)");
+    }
+    open_cpu(path, threads)
+}
+
+#[cfg(feature = "cuda")]
+fn open_cuda(path: &str, fp32: bool) -> Result<Arc<dyn Evaluator>, NnError> {
+    let m = model::Model::load(path)?;
+    let prec = if fp32 {
+        cuda::Precision::F32
+    } else {
+        cuda::Precision::F16
+    };
+    cuda::open(&m, prec)
+}
+
+#[cfg(not(feature = "cuda"))]
+fn open_cuda(path: &str, _fp32: bool) -> Result<Arc<dyn Evaluator>, NnError> {
+    // The model is still checked, so that a bad path reads the same on every build.
+    model::Model::load(path)?;
+    Err(NnError::Unavailable(
+        "cuda: this build has no GPU support (rebuild with `cargo build --release --features cuda`)"
+            .into(),
+    ))
 }
 
 fn open_cpu(path: &str, threads: usize) -> Result<Arc<dyn Evaluator>, NnError> {

@@ -1,0 +1,1164 @@
+//! The CUDA backend (feature `cuda`): cudarc with the CUDA libraries loaded at run time.
+//!
+//! Design (see docs/gpu.md for the user's side):
+//! - **BatchNorm folded** at load (the CPU backend's [`crate::nn::cpu::folded`]).
+//! - **Convolutions as cuBLAS GEMMs** over an explicit im2col matrix built by an NVRTC
+//!   kernel ([`kernels`]), the GEMM reading fp16 (tensor cores, fp32 accumulation) or
+//!   strict fp32 ([`Precision`]); one fused kernel adds bias and residual and applies the
+//!   ReLU. With 64 channels a 3x3 convolution is a `M × 64 × 576` GEMM (`M` = batch · N²),
+//!   large and regular at search batch sizes, which is what cuBLAS's tensor-core kernels
+//!   are tuned for; the explicit im2col costs memory traffic but no hand-written matrix
+//!   code, and needs neither cuDNN (absent from many installations) nor its plan cache.
+//! - **CUDA graphs**, one per batch bucket ([`plan::BUCKETS`]) per lane: a whole forward
+//!   pass (about 40 launches) replays as one launch.
+//! - **Pinned host buffers** and **two lanes** (each: a stream, a cuBLAS handle, device
+//!   buffers, graphs), so that two callers (the batching evaluator's workers) keep two
+//!   batches in flight: one lane copies and computes while the other's batch is filled.
+//!
+//! Libraries are found by [`libs`] (system CUDA, Python wheels, `PCN_CUDA_LIB_DIR`).
+//! Every failure to find a driver, a device or a library is a [`CudaError`], turned into
+//! [`NnError::Unavailable`].
+
+pub mod kernels;
+pub mod libs;
+pub mod plan;
+
+use std::collections::HashMap;
+use std::ffi::c_void;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use cudarc::cublas::sys as blas_sys;
+use cudarc::cublas::CudaBlas;
+use cudarc::driver::{
+    result as drv, sys as drv_sys, CudaContext, CudaFunction, CudaGraph, CudaStream,
+};
+use thiserror::Error;
+
+use crate::nn::cpu::folded::{Conv, Folded, Heads};
+use crate::nn::model::Model;
+use crate::nn::{Evaluator, NetInfo, NetKind, NetOutput, NnError};
+
+pub use plan::Precision;
+use plan::{GraphKey, Plan};
+
+/// Why the CUDA backend cannot run.
+#[derive(Debug, Error)]
+pub enum CudaError {
+    /// No CUDA driver library (`libcuda.so.1`) could be loaded.
+    #[error("no CUDA driver found (libcuda.so.1 is installed with the NVIDIA driver; searched the loader path and {searched})")]
+    NoDriver {
+        /// The folders searched, for the message.
+        searched: String,
+    },
+    /// The driver loaded but reports no usable GPU.
+    #[error("no CUDA GPU available: {0}")]
+    NoDevice(String),
+    /// A CUDA library other than the driver is missing.
+    #[error("{lib} not found (install the {wheel} wheel or the CUDA toolkit, or point {env} at its folder; searched the loader path and {searched})")]
+    MissingLibrary {
+        /// The library's file name.
+        lib: &'static str,
+        /// The Python wheel that ships it.
+        wheel: &'static str,
+        /// The environment variable to set.
+        env: &'static str,
+        /// The folders searched.
+        searched: String,
+    },
+    /// A library file was found but could not be loaded.
+    #[error("cannot load {path}: {reason}")]
+    BadLibrary {
+        /// The file.
+        path: String,
+        /// The loader's message.
+        reason: String,
+    },
+    /// NVRTC rejected the kernels (a bug or an NVRTC too old for the GPU).
+    #[error("NVRTC could not compile the kernels for compute_{arch}: {log}")]
+    Compile {
+        /// The target architecture (`90`).
+        arch: String,
+        /// NVRTC's log.
+        log: String,
+    },
+    /// A CUDA driver call failed.
+    #[error("CUDA {what}: {reason}")]
+    Driver {
+        /// What was being done.
+        what: &'static str,
+        /// The driver's error.
+        reason: String,
+    },
+    /// A cuBLAS call failed.
+    #[error("cuBLAS {what}: {reason}")]
+    Blas {
+        /// What was being done.
+        what: &'static str,
+        /// cuBLAS's status.
+        reason: String,
+    },
+    /// The model is not one this backend runs.
+    #[error("model not supported by the CUDA backend: {0}")]
+    Model(String),
+}
+
+impl CudaError {
+    /// Whether this error means "no usable GPU here" (rather than a failure while running).
+    pub fn is_unavailable(&self) -> bool {
+        matches!(
+            self,
+            CudaError::NoDriver { .. }
+                | CudaError::NoDevice(_)
+                | CudaError::MissingLibrary { .. }
+                | CudaError::BadLibrary { .. }
+                | CudaError::Compile { .. }
+        )
+    }
+}
+
+impl From<CudaError> for NnError {
+    fn from(e: CudaError) -> NnError {
+        if e.is_unavailable() {
+            NnError::Unavailable(format!("cuda: {e}"))
+        } else {
+            NnError::Failed(format!("cuda: {e}"))
+        }
+    }
+}
+
+fn drv_err(what: &'static str) -> impl Fn(drv::DriverError) -> CudaError {
+    move |e| CudaError::Driver {
+        what,
+        reason: format!("{e:?}"),
+    }
+}
+
+fn blas_err(what: &'static str) -> impl Fn(cudarc::cublas::result::CublasError) -> CudaError {
+    move |e| CudaError::Blas {
+        what,
+        reason: format!("{e:?}"),
+    }
+}
+
+fn searched(env: &libs::Env, lib: libs::CudaLib) -> String {
+    let d = libs::search_dirs(env, lib);
+    if d.is_empty() {
+        "no other folder".into()
+    } else {
+        d.iter()
+            .map(|p| p.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+/// Finds and loads the libraries, checking that each can be had (cudarc itself panics on
+/// a missing library, so nothing of cudarc runs before this has succeeded).
+fn load_libraries() -> Result<libs::Loaded, CudaError> {
+    let env = libs::Env::from_process();
+    let (loaded, errors) = libs::preload(&env);
+    if let Some((_, path, reason)) = errors.first() {
+        return Err(CudaError::BadLibrary {
+            path: path.display().to_string(),
+            reason: reason.clone(),
+        });
+    }
+    // SAFETY: these only try to open the libraries by name (no CUDA call is made).
+    let present = unsafe {
+        [
+            (
+                libs::CudaLib::Driver,
+                cudarc::driver::sys::is_culib_present(),
+            ),
+            (libs::CudaLib::Nvrtc, cudarc::nvrtc::sys::is_culib_present()),
+            (
+                libs::CudaLib::Cublas,
+                cudarc::cublas::sys::is_culib_present(),
+            ),
+        ]
+    };
+    for (lib, ok) in present {
+        if ok {
+            continue;
+        }
+        return Err(match lib {
+            libs::CudaLib::Driver => CudaError::NoDriver {
+                searched: searched(&env, lib),
+            },
+            _ => CudaError::MissingLibrary {
+                lib: lib.stem(),
+                wheel: lib.wheel(),
+                env: libs::LIB_DIR_ENV,
+                searched: searched(&env, lib),
+            },
+        });
+    }
+    Ok(loaded)
+}
+
+/// A device allocation owned by the backend (freed on drop).
+struct DevBuf {
+    ptr: drv_sys::CUdeviceptr,
+    bytes: usize,
+}
+
+impl DevBuf {
+    fn new(bytes: usize) -> Result<DevBuf, CudaError> {
+        // SAFETY: a plain allocation in the current context (bound by the caller).
+        let ptr = unsafe { drv::malloc_sync(bytes.max(4)) }.map_err(drv_err("allocation"))?;
+        Ok(DevBuf { ptr, bytes })
+    }
+
+    /// The pointer `elems` elements of `size` bytes in.
+    fn at(&self, elems: usize, size: usize) -> u64 {
+        debug_assert!(elems * size <= self.bytes);
+        self.ptr + (elems * size) as u64
+    }
+}
+
+impl Drop for DevBuf {
+    fn drop(&mut self) {
+        // SAFETY: allocated by `malloc_sync` and freed once; no graph or stream uses it any
+        // more (lanes synchronise before dropping buffers).
+        let _ = unsafe { drv::free_sync(self.ptr) };
+    }
+}
+
+/// Page-locked host memory of `len` floats (fast, asynchronous copies).
+struct Pinned {
+    ptr: *mut f32,
+    len: usize,
+}
+
+impl Pinned {
+    fn new(len: usize) -> Result<Pinned, CudaError> {
+        // SAFETY: a plain page-locked allocation; the memory is zeroed below before use.
+        let p =
+            unsafe { drv::malloc_host(len.max(1) * 4, 0) }.map_err(drv_err("pinned allocation"))?;
+        let ptr = p as *mut f32;
+        // SAFETY: `ptr` points to `len` freshly allocated floats.
+        unsafe { std::ptr::write_bytes(ptr, 0, len.max(1)) };
+        Ok(Pinned { ptr, len })
+    }
+
+    fn slice(&self) -> &[f32] {
+        // SAFETY: `len` floats owned by `self`, initialised at allocation.
+        unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
+    }
+
+    fn slice_mut(&mut self) -> &mut [f32] {
+        // SAFETY: as above, uniquely borrowed.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr, self.len) }
+    }
+}
+
+impl Drop for Pinned {
+    fn drop(&mut self) {
+        // SAFETY: allocated by `malloc_host`, freed once, after the lane synchronised.
+        let _ = unsafe { drv::free_host(self.ptr as *mut c_void) };
+    }
+}
+
+/// The kernels of one precision.
+struct Kernels {
+    to_act: CudaFunction,
+    im2col: CudaFunction,
+    bias_act: CudaFunction,
+    head_gather: CudaFunction,
+    bias_rows: CudaFunction,
+}
+
+/// One kernel argument (kept alive while the launch reads it).
+enum KArg {
+    Ptr(u64),
+    Int(i32),
+    Long(i64),
+}
+
+/// The network's weights on the device.
+struct Weights {
+    /// Trunk convolutions in the stored type: stem, then conv1/conv2 of each block;
+    /// `(weights [Cout][Kp], bias f32 [Cout], Cin, Kp)`.
+    convs: Vec<(DevBuf, DevBuf, usize, usize)>,
+    /// The heads' 1x1 convolutions, stacked `[head_channels][F]` (stored type), bias f32.
+    head_w: DevBuf,
+    head_b: DevBuf,
+    /// Fully connected layers, f32 `[out][in]` and bias: policy, then AlphaZero fc1, fc2
+    /// or PCN Black, White.
+    fcs: Vec<(DevBuf, DevBuf, usize, usize)>,
+}
+
+/// One lane: a stream with its own buffers and graphs (see the module documentation).
+struct Lane {
+    stream: Arc<CudaStream>,
+    blas: CudaBlas,
+    _workspace: DevBuf,
+    /// Rows the buffers hold (0 before the first use).
+    cap: usize,
+    generation: u32,
+    bufs: Option<LaneBufs>,
+    graphs: HashMap<GraphKey, CudaGraph>,
+}
+
+struct LaneBufs {
+    input: DevBuf,
+    x0: DevBuf,
+    a: DevBuf,
+    h: DevBuf,
+    col: DevBuf,
+    acc: DevBuf,
+    feat: DevBuf,
+    hidden: DevBuf,
+    out: DevBuf,
+    host_in: Pinned,
+    host_out: Pinned,
+}
+
+// SAFETY: a lane is only used under its mutex, so its graphs (which CUDA requires to be
+// used by one thread at a time) and handles are never used concurrently; CUDA objects may
+// be used from any thread once the context is bound (cudarc binds it in every call, and
+// `Backend::bind` does before raw calls).
+unsafe impl Send for Lane {}
+
+/// cuBLAS's workspace per lane: set explicitly so that graph capture never allocates.
+const BLAS_WORKSPACE: usize = 32 << 20;
+
+/// The CUDA evaluator.
+pub struct CudaBackend {
+    info: NetInfo,
+    plan: Plan,
+    prec: Precision,
+    ctx: Arc<CudaContext>,
+    kernels: Kernels,
+    weights: Weights,
+    lanes: Vec<Mutex<Lane>>,
+    next_lane: AtomicUsize,
+    use_graphs: bool,
+    device_name: String,
+    loaded: libs::Loaded,
+}
+
+/// Lanes (batches in flight).
+pub const LANES: usize = 2;
+
+impl CudaBackend {
+    /// Prepares `model` on GPU 0 in `prec`. Errors when no driver, GPU or library is
+    /// found ([`CudaError::is_unavailable`]) or a CUDA call fails; never panics on a
+    /// missing library (checked before cudarc is called).
+    pub fn new(model: &Model, prec: Precision) -> Result<CudaBackend, CudaError> {
+        let loaded = load_libraries()?;
+        // cudarc panics where a symbol is missing from an older library; turn that into an
+        // error rather than a crash.
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            CudaBackend::build(model, prec, loaded)
+        }));
+        match r {
+            Ok(r) => r,
+            Err(p) => {
+                let msg = p
+                    .downcast_ref::<String>()
+                    .cloned()
+                    .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+                    .unwrap_or_else(|| "unknown panic".into());
+                Err(CudaError::NoDevice(format!(
+                    "CUDA library call failed: {msg}"
+                )))
+            }
+        }
+    }
+
+    fn build(
+        model: &Model,
+        prec: Precision,
+        loaded: libs::Loaded,
+    ) -> Result<CudaBackend, CudaError> {
+        drv::init().map_err(|e| CudaError::NoDevice(format!("cuInit: {e:?}")))?;
+        let count =
+            CudaContext::device_count().map_err(|e| CudaError::NoDevice(format!("{e:?}")))?;
+        if count < 1 {
+            return Err(CudaError::NoDevice("the driver sees no GPU".into()));
+        }
+        let ctx = CudaContext::new(0).map_err(|e| CudaError::NoDevice(format!("{e:?}")))?;
+        // SAFETY: every buffer of this backend is used on one stream only (its lane's), and
+        // the weights are uploaded and synchronised before any lane reads them, so cudarc's
+        // cross-stream event tracking has nothing to do (and would get in the way of graph
+        // capture).
+        unsafe { ctx.disable_event_tracking() };
+        let device_name = ctx.name().unwrap_or_else(|_| "GPU 0".into());
+        let (major, minor) = ctx
+            .compute_capability()
+            .map_err(drv_err("compute capability"))?;
+        let kernels = compile(&ctx, major, minor, prec)?;
+
+        let folded = Folded::new(model).map_err(|e| CudaError::Model(e.to_string()))?;
+        let hidden = match &folded.heads {
+            Heads::AlphaZero { fc1, .. } => fc1.n_out,
+            Heads::Pcn { .. } => 0,
+        };
+        let plan = Plan::new(&model.info, folded.blocks.len(), folded.filters, hidden);
+        let stream0 = ctx.new_stream().map_err(drv_err("stream"))?;
+        let weights = upload_weights(&ctx, &stream0, &kernels, &folded, model, &plan, prec)?;
+        stream0.synchronize().map_err(drv_err("weight upload"))?;
+
+        let mut lanes = Vec::with_capacity(LANES);
+        for _ in 0..LANES {
+            let stream = ctx.new_stream().map_err(drv_err("stream"))?;
+            let blas = CudaBlas::new(stream.clone()).map_err(blas_err("handle"))?;
+            let ws = DevBuf::new(BLAS_WORKSPACE)?;
+            // SAFETY: the workspace outlives the handle's use (both live in the lane; the
+            // lane synchronises before dropping).
+            unsafe {
+                blas_sys::cublasSetWorkspace_v2(*blas.handle(), ws.ptr as *mut c_void, ws.bytes)
+                    .result()
+                    .map_err(blas_err("workspace"))?;
+            }
+            lanes.push(Mutex::new(Lane {
+                stream,
+                blas,
+                _workspace: ws,
+                cap: 0,
+                generation: 0,
+                bufs: None,
+                graphs: HashMap::new(),
+            }));
+        }
+        let use_graphs = std::env::var("PCN_CUDA_GRAPHS").map_or(true, |v| v != "0");
+        Ok(CudaBackend {
+            info: model.info.clone(),
+            plan,
+            prec,
+            ctx,
+            kernels,
+            weights,
+            lanes,
+            next_lane: AtomicUsize::new(0),
+            use_graphs,
+            device_name,
+            loaded,
+        })
+    }
+
+    /// The GPU's name.
+    pub fn device_name(&self) -> &str {
+        &self.device_name
+    }
+
+    /// The precision in use.
+    pub fn precision(&self) -> Precision {
+        self.prec
+    }
+
+    /// Where each library was loaded from (`by name` for the loader's own search).
+    pub fn libraries(&self) -> String {
+        let mut v: Vec<String> = self
+            .loaded
+            .by_path
+            .iter()
+            .map(|(_, p)| p.display().to_string())
+            .collect();
+        for l in &self.loaded.by_name {
+            v.push(format!("{} (by name)", l.stem()));
+        }
+        v.join(", ")
+    }
+
+    fn bind(&self) -> Result<(), CudaError> {
+        self.ctx.bind_to_thread().map_err(drv_err("bind context"))
+    }
+
+    /// A free lane if there is one, else waits for the next one in turn.
+    fn lane(&self) -> Result<MutexGuard<'_, Lane>, NnError> {
+        let start = self.next_lane.fetch_add(1, Ordering::Relaxed);
+        for i in 0..self.lanes.len() {
+            if let Ok(g) = self.lanes[(start + i) % self.lanes.len()].try_lock() {
+                return Ok(g);
+            }
+        }
+        self.lanes[start % self.lanes.len()]
+            .lock()
+            .map_err(|_| NnError::Failed("cuda: a lane panicked earlier".into()))
+    }
+
+    fn launch(
+        &self,
+        f: &CudaFunction,
+        total: usize,
+        stream: &CudaStream,
+        args: &mut [KArg],
+    ) -> Result<(), CudaError> {
+        let mut ptrs: Vec<*mut c_void> = args
+            .iter_mut()
+            .map(|a| match a {
+                KArg::Ptr(v) => v as *mut u64 as *mut c_void,
+                KArg::Int(v) => v as *mut i32 as *mut c_void,
+                KArg::Long(v) => v as *mut i64 as *mut c_void,
+            })
+            .collect();
+        let grid = kernels::grid_for(total);
+        // SAFETY: the argument list matches the kernel's parameters (types and count, see
+        // kernels::SOURCE), every pointer is a live device buffer sized by the plan, and
+        // `args` outlives the call (the driver copies the values at launch or capture).
+        unsafe {
+            drv::launch_kernel(
+                f.cu_function(),
+                (grid, 1, 1),
+                (kernels::BLOCK, 1, 1),
+                0,
+                stream.cu_stream(),
+                &mut ptrs,
+            )
+        }
+        .map_err(drv_err("kernel launch"))
+    }
+
+    /// `C[n×m] (col-major m×n, ld m) = A · B` in cuBLAS terms: `C = op(A)·B` with `A`
+    /// `m×k` (or `k×m` transposed, `trans_a`), `B` `k×n`; `C` is always f32.
+    #[allow(clippy::too_many_arguments)]
+    fn gemm(
+        &self,
+        blas: &CudaBlas,
+        trans_a: bool,
+        (m, n, k): (usize, usize, usize),
+        a: u64,
+        lda: usize,
+        b: u64,
+        ldb: usize,
+        c: u64,
+        ldc: usize,
+        half: bool,
+    ) -> Result<(), CudaError> {
+        let ty = if half {
+            blas_sys::cudaDataType::CUDA_R_16F
+        } else {
+            blas_sys::cudaDataType::CUDA_R_32F
+        };
+        let alpha: f32 = 1.0;
+        let beta: f32 = 0.0;
+        let op_a = if trans_a {
+            blas_sys::cublasOperation_t::CUBLAS_OP_T
+        } else {
+            blas_sys::cublasOperation_t::CUBLAS_OP_N
+        };
+        // SAFETY: the pointers are live device buffers holding at least the matrices the
+        // dimensions describe (sized by the plan); alpha and beta are host scalars read
+        // during the call (or captured into the graph).
+        unsafe {
+            cudarc::cublas::result::gemm_ex(
+                *blas.handle(),
+                op_a,
+                blas_sys::cublasOperation_t::CUBLAS_OP_N,
+                m as i32,
+                n as i32,
+                k as i32,
+                &alpha as *const f32 as *const c_void,
+                a as *const c_void,
+                ty,
+                lda as i32,
+                b as *const c_void,
+                ty,
+                ldb as i32,
+                &beta as *const f32 as *const c_void,
+                c as *mut c_void,
+                blas_sys::cudaDataType::CUDA_R_32F,
+                ldc as i32,
+                blas_sys::cublasComputeType_t::CUBLAS_COMPUTE_32F,
+                blas_sys::cublasGemmAlgo_t::CUBLAS_GEMM_DEFAULT,
+            )
+        }
+        .map_err(blas_err("GemmEx"))
+    }
+
+    /// Records the forward pass of `rows` rows (a bucket) on the lane's stream: from the
+    /// device input buffer to the device output buffer.
+    fn record_forward(&self, lane: &Lane, rows: usize) -> Result<(), CudaError> {
+        let bufs = lane.bufs.as_ref().ok_or_else(|| CudaError::Driver {
+            what: "forward",
+            reason: "buffers not allocated".into(),
+        })?;
+        let p = &self.plan;
+        let s = &lane.stream;
+        let es = self.prec.bytes();
+        let half = self.prec == Precision::F16;
+        let area = p.area();
+        let m = rows * area;
+        let f = p.filters;
+        // Input to the stored type.
+        let n_in = rows * p.planes * area;
+        self.launch(
+            &self.kernels.to_act,
+            n_in,
+            s,
+            &mut [
+                KArg::Ptr(bufs.input.ptr),
+                KArg::Ptr(bufs.x0.ptr),
+                KArg::Long(n_in as i64),
+            ],
+        )?;
+        // Trunk: stem, then blocks; `a` holds the trunk, `h` the block's middle.
+        let conv = |idx: usize,
+                    src: u64,
+                    sb: usize,
+                    sc: usize,
+                    dst: u64,
+                    res: Option<u64>|
+         -> Result<(), CudaError> {
+            let (w, b, cin, kp) = &self.weights.convs[idx];
+            self.launch(
+                &self.kernels.im2col,
+                kp * m,
+                s,
+                &mut [
+                    KArg::Ptr(src),
+                    KArg::Ptr(bufs.col.ptr),
+                    KArg::Int(p.n as i32),
+                    KArg::Int(*cin as i32),
+                    KArg::Int(*kp as i32),
+                    KArg::Int(m as i32),
+                    KArg::Long(sb as i64),
+                    KArg::Long(sc as i64),
+                ],
+            )?;
+            // acc[f][M] (col-major M×F) = col^T (M×Kp) · W^T (Kp×F).
+            self.gemm(
+                &lane.blas,
+                false,
+                (m, f, *kp),
+                bufs.col.ptr,
+                m,
+                w.ptr,
+                *kp,
+                bufs.acc.ptr,
+                m,
+                half,
+            )?;
+            self.launch(
+                &self.kernels.bias_act,
+                f * m,
+                s,
+                &mut [
+                    KArg::Ptr(bufs.acc.ptr),
+                    KArg::Ptr(b.ptr),
+                    KArg::Ptr(res.unwrap_or(dst)),
+                    KArg::Ptr(dst),
+                    KArg::Int(f as i32),
+                    KArg::Int(m as i32),
+                    KArg::Int(1),
+                    KArg::Int(i32::from(res.is_some())),
+                ],
+            )
+        };
+        conv(0, bufs.x0.ptr, p.planes * area, area, bufs.a.ptr, None)?;
+        for blk in 0..p.blocks {
+            conv(1 + 2 * blk, bufs.a.ptr, area, m, bufs.h.ptr, None)?;
+            conv(
+                2 + 2 * blk,
+                bufs.h.ptr,
+                area,
+                m,
+                bufs.a.ptr,
+                Some(bufs.a.ptr),
+            )?;
+        }
+        // Heads: all 1x1 convolutions as one GEMM, acc[head_ch][M].
+        let hc = p.head_channels();
+        self.gemm(
+            &lane.blas,
+            false,
+            (m, hc, f),
+            bufs.a.ptr,
+            m,
+            self.weights.head_w.ptr,
+            f,
+            bufs.acc.ptr,
+            m,
+            half,
+        )?;
+        let (_, off1, off2) = p.out_offsets(rows);
+        let gather = |c0: usize, cn: usize| {
+            self.launch(
+                &self.kernels.head_gather,
+                rows * cn * area,
+                s,
+                &mut [
+                    KArg::Ptr(bufs.acc.ptr),
+                    KArg::Ptr(self.weights.head_b.ptr),
+                    KArg::Ptr(bufs.feat.ptr),
+                    KArg::Int(c0 as i32),
+                    KArg::Int(cn as i32),
+                    KArg::Int(area as i32),
+                    KArg::Int(rows as i32),
+                    KArg::Int(m as i32),
+                ],
+            )
+        };
+        // y[rows][out] = x[rows][in] · W^T: col-major y (out×rows) = W^T(out×in) · x (in×rows).
+        let fc = |idx: usize, x: u64, y: u64, act: i32| -> Result<(), CudaError> {
+            let (w, b, n_out, n_in) = &self.weights.fcs[idx];
+            self.gemm(
+                &lane.blas,
+                true,
+                (*n_out, rows, *n_in),
+                w.ptr,
+                *n_in,
+                x,
+                *n_in,
+                y,
+                *n_out,
+                false,
+            )?;
+            self.launch(
+                &self.kernels.bias_rows,
+                rows * n_out,
+                s,
+                &mut [
+                    KArg::Ptr(y),
+                    KArg::Ptr(b.ptr),
+                    KArg::Int(*n_out as i32),
+                    KArg::Int(rows as i32),
+                    KArg::Int(act),
+                ],
+            )
+        };
+        let _ = es;
+        gather(0, 2)?;
+        fc(0, bufs.feat.ptr, bufs.out.ptr, 0)?;
+        if p.alphazero {
+            gather(2, 1)?;
+            fc(1, bufs.feat.ptr, bufs.hidden.ptr, 1)?;
+            fc(2, bufs.hidden.ptr, bufs.out.at(off1, 4), 2)?;
+        } else {
+            gather(2, 2)?;
+            fc(1, bufs.feat.ptr, bufs.out.at(off1, 4), 0)?;
+            gather(4, 2)?;
+            fc(2, bufs.feat.ptr, bufs.out.at(off2, 4), 0)?;
+        }
+        Ok(())
+    }
+
+    /// Grows the lane's buffers to hold `rows` rows (dropping its graphs, which point at
+    /// the old buffers).
+    fn ensure_capacity(&self, lane: &mut Lane, rows: usize) -> Result<(), CudaError> {
+        if lane.cap >= rows && lane.bufs.is_some() {
+            return Ok(());
+        }
+        lane.stream.synchronize().map_err(drv_err("synchronize"))?;
+        lane.graphs.clear();
+        lane.bufs = None;
+        let s = self.plan.sizes(rows);
+        let es = self.prec.bytes();
+        lane.bufs = Some(LaneBufs {
+            input: DevBuf::new(s.input * 4)?,
+            x0: DevBuf::new(s.act * es)?,
+            a: DevBuf::new(s.act * es)?,
+            h: DevBuf::new(s.act * es)?,
+            col: DevBuf::new(s.col * es)?,
+            acc: DevBuf::new(s.acc * 4)?,
+            feat: DevBuf::new(s.feat * 4)?,
+            hidden: DevBuf::new(s.hidden * 4)?,
+            out: DevBuf::new(s.out * 4)?,
+            host_in: Pinned::new(s.input)?,
+            host_out: Pinned::new(s.out)?,
+        });
+        lane.cap = rows;
+        lane.generation = lane.generation.wrapping_add(1);
+        Ok(())
+    }
+
+    /// Runs `rows` rows of `input` as one launch of bucket `bucket` on `lane`; the outputs
+    /// are left in the lane's pinned output buffer (bucket-shaped).
+    fn run_launch(
+        &self,
+        lane: &mut Lane,
+        input: &[f32],
+        rows: usize,
+        bucket: usize,
+    ) -> Result<(), CudaError> {
+        self.bind()?;
+        self.ensure_capacity(lane, bucket)?;
+        let len = self.info.input_len();
+        let out_len = self.plan.out_len();
+        {
+            let bufs = lane.bufs.as_mut().ok_or_else(|| CudaError::Driver {
+                what: "launch",
+                reason: "buffers not allocated".into(),
+            })?;
+            let hin = bufs.host_in.slice_mut();
+            hin[..rows * len].copy_from_slice(&input[..rows * len]);
+            hin[rows * len..bucket * len].fill(0.0);
+            // SAFETY: pinned source of bucket·len floats into a device buffer at least that
+            // large; the lane's stream orders it before the forward pass.
+            unsafe {
+                drv::memcpy_htod_async(
+                    bufs.input.ptr,
+                    &bufs.host_in.slice()[..bucket * len],
+                    lane.stream.cu_stream(),
+                )
+            }
+            .map_err(drv_err("copy to GPU"))?;
+        }
+        let key = GraphKey::for_rows(bucket, lane.generation);
+        if self.use_graphs {
+            if let Some(g) = lane.graphs.get(&key) {
+                g.launch().map_err(drv_err("graph launch"))?;
+            } else {
+                // First use of this bucket: run it directly (which also loads every kernel
+                // and cuBLAS's own), then capture it for the next calls.
+                self.record_forward(lane, bucket)?;
+                lane.stream
+                    .begin_capture(
+                        drv_sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL,
+                    )
+                    .map_err(drv_err("begin capture"))?;
+                let rec = self.record_forward(lane, bucket);
+                let graph = lane
+                    .stream
+                    .end_capture(drv_sys::CUgraphInstantiate_flags(0))
+                    .map_err(drv_err("end capture"));
+                rec?;
+                if let Some(g) = graph? {
+                    g.upload().map_err(drv_err("graph upload"))?;
+                    lane.graphs.insert(key, g);
+                }
+            }
+        } else {
+            self.record_forward(lane, bucket)?;
+        }
+        let bufs = lane.bufs.as_mut().ok_or_else(|| CudaError::Driver {
+            what: "launch",
+            reason: "buffers not allocated".into(),
+        })?;
+        // SAFETY: device output of bucket·out_len floats into pinned memory of that size,
+        // ordered after the forward pass on the lane's stream; synchronised below before
+        // the host reads it.
+        unsafe {
+            drv::memcpy_dtoh_async(
+                &mut bufs.host_out.slice_mut()[..bucket * out_len],
+                bufs.out.ptr,
+                lane.stream.cu_stream(),
+            )
+        }
+        .map_err(drv_err("copy from GPU"))?;
+        lane.stream.synchronize().map_err(drv_err("synchronize"))?;
+        Ok(())
+    }
+}
+
+/// Compiles the kernels with NVRTC for compute capability `major.minor` and loads them.
+fn compile(
+    ctx: &Arc<CudaContext>,
+    major: i32,
+    minor: i32,
+    prec: Precision,
+) -> Result<Kernels, CudaError> {
+    let opts = cudarc::nvrtc::CompileOptions {
+        options: kernels::nvrtc_options(major, minor, prec == Precision::F16),
+        ..Default::default()
+    };
+    let ptx = cudarc::nvrtc::compile_ptx_with_opts(kernels::SOURCE, opts).map_err(|e| {
+        CudaError::Compile {
+            arch: format!("{major}{minor}"),
+            log: format!("{e:?}"),
+        }
+    })?;
+    let module = ctx
+        .load_module(ptx)
+        .map_err(drv_err("module load (PTX newer than the driver?)"))?;
+    let get = |name: &str| module.load_function(name).map_err(drv_err("kernel lookup"));
+    Ok(Kernels {
+        to_act: get("to_act")?,
+        im2col: get("im2col3x3")?,
+        bias_act: get("bias_act")?,
+        head_gather: get("head_gather")?,
+        bias_rows: get("bias_rows")?,
+    })
+}
+
+/// Uploads f32 data to a new device buffer.
+fn upload(stream: &CudaStream, data: &[f32]) -> Result<DevBuf, CudaError> {
+    let b = DevBuf::new(data.len() * 4)?;
+    // SAFETY: pageable source of data.len() floats into a buffer of that size; the caller
+    // synchronises the stream before the source is dropped... and the driver stages
+    // pageable copies before returning, so `data` may go right after.
+    unsafe { drv::memcpy_htod_async(b.ptr, data, stream.cu_stream()) }
+        .map_err(drv_err("weight copy"))?;
+    stream.synchronize().map_err(drv_err("weight copy"))?;
+    Ok(b)
+}
+
+/// Uploads f32 data and converts it to the stored type.
+fn upload_act(
+    stream: &CudaStream,
+    k: &Kernels,
+    data: &[f32],
+    prec: Precision,
+) -> Result<DevBuf, CudaError> {
+    let src = upload(stream, data)?;
+    if prec == Precision::F32 {
+        return Ok(src);
+    }
+    let dst = DevBuf::new(data.len() * prec.bytes())?;
+    let mut args = [
+        KArg::Ptr(src.ptr),
+        KArg::Ptr(dst.ptr),
+        KArg::Long(data.len() as i64),
+    ];
+    let mut ptrs: Vec<*mut c_void> = args
+        .iter_mut()
+        .map(|a| match a {
+            KArg::Ptr(v) => v as *mut u64 as *mut c_void,
+            KArg::Int(v) => v as *mut i32 as *mut c_void,
+            KArg::Long(v) => v as *mut i64 as *mut c_void,
+        })
+        .collect();
+    // SAFETY: `to_act(const float*, act_t*, long long)` with buffers of data.len() elements.
+    unsafe {
+        drv::launch_kernel(
+            k.to_act.cu_function(),
+            (kernels::grid_for(data.len()), 1, 1),
+            (kernels::BLOCK, 1, 1),
+            0,
+            stream.cu_stream(),
+            &mut ptrs,
+        )
+    }
+    .map_err(drv_err("weight conversion"))?;
+    stream.synchronize().map_err(drv_err("weight conversion"))?;
+    Ok(dst)
+}
+
+/// A convolution's weights padded to `[Cout][kp]` (zeros past `Cin·k²`).
+fn padded(cv: &Conv, kp: usize) -> Vec<f32> {
+    let per = cv.cin * cv.k * cv.k;
+    let mut w = vec![0f32; cv.cout * kp];
+    for o in 0..cv.cout {
+        w[o * kp..o * kp + per].copy_from_slice(&cv.w[o * per..(o + 1) * per]);
+    }
+    w
+}
+
+fn upload_weights(
+    _ctx: &Arc<CudaContext>,
+    s: &CudaStream,
+    k: &Kernels,
+    f: &Folded,
+    model: &Model,
+    plan: &Plan,
+    prec: Precision,
+) -> Result<Weights, CudaError> {
+    let mut convs = Vec::new();
+    let mut push = |cv: &Conv, kp: usize| -> Result<(), CudaError> {
+        if cv.k != 3 {
+            return Err(CudaError::Model(format!(
+                "trunk kernel size {} (expected 3)",
+                cv.k
+            )));
+        }
+        convs.push((
+            upload_act(s, k, &padded(cv, kp), prec)?,
+            upload(s, &cv.b)?,
+            cv.cin,
+            kp,
+        ));
+        Ok(())
+    };
+    push(&f.stem, plan.k_stem())?;
+    for (a, b) in &f.blocks {
+        push(a, plan.k_trunk())?;
+        push(b, plan.k_trunk())?;
+    }
+    // Stacked 1x1 head convolutions.
+    let heads: Vec<&Conv> = match &f.heads {
+        Heads::AlphaZero { conv, .. } => vec![&f.policy_conv, conv],
+        Heads::Pcn { black, white } => vec![&f.policy_conv, &black.0, &white.0],
+    };
+    let hc = plan.head_channels();
+    let fl = plan.filters;
+    let mut hw = vec![0f32; hc * fl];
+    let mut hb = vec![0f32; hc];
+    let mut row = 0;
+    for cv in heads {
+        for o in 0..cv.cout {
+            hw[row * fl..(row + 1) * fl].copy_from_slice(&cv.w[o * cv.cin..(o + 1) * cv.cin]);
+            hb[row] = cv.b[o];
+            row += 1;
+        }
+    }
+    if row != plan.head_channels_used() {
+        return Err(CudaError::Model(format!(
+            "{row} head channels (expected {})",
+            plan.head_channels_used()
+        )));
+    }
+    let head_w = upload_act(s, k, &hw, prec)?;
+    let head_b = upload(s, &hb)?;
+    let names: &[&str] = match model.info.kind {
+        NetKind::AlphaZero => &["policy.fc", "value.fc1", "value.fc2"],
+        NetKind::Pcn { .. } => &["policy.fc", "blackV.fc", "whiteV.fc"],
+    };
+    let mut fcs = Vec::new();
+    for n in names {
+        let w = model
+            .tensor(&format!("{n}.weight"))
+            .map_err(|e| CudaError::Model(e.to_string()))?;
+        let b = model
+            .tensor(&format!("{n}.bias"))
+            .map_err(|e| CudaError::Model(e.to_string()))?;
+        fcs.push((
+            upload(s, &w.data)?,
+            upload(s, &b.data)?,
+            w.shape[0],
+            w.shape[1],
+        ));
+    }
+    Ok(Weights {
+        convs,
+        head_w,
+        head_b,
+        fcs,
+    })
+}
+
+impl Evaluator for CudaBackend {
+    fn info(&self) -> &NetInfo {
+        &self.info
+    }
+
+    fn evaluate(&self, input: &[f32], batch: usize, out: &mut NetOutput) -> Result<(), NnError> {
+        let len = self.info.input_len();
+        if input.len() != batch.saturating_mul(len) {
+            return Err(NnError::BadInput(format!(
+                "{} floats for a batch of {batch} (expected {})",
+                input.len(),
+                batch.saturating_mul(len)
+            )));
+        }
+        out.resize(&self.info, batch);
+        if batch == 0 {
+            return Ok(());
+        }
+        let mut lane = self.lane()?;
+        let p = &self.plan;
+        let a = p.actions;
+        for (start, rows, bucket) in plan::launches(batch) {
+            self.run_launch(
+                &mut lane,
+                &input[start * len..(start + rows) * len],
+                rows,
+                bucket,
+            )
+            .map_err(NnError::from)?;
+            let bufs = lane
+                .bufs
+                .as_ref()
+                .ok_or_else(|| NnError::Failed("cuda: buffers not allocated".into()))?;
+            let host = bufs.host_out.slice();
+            let (_, off1, off2) = p.out_offsets(bucket);
+            out.policy[start * a..(start + rows) * a].copy_from_slice(&host[..rows * a]);
+            match self.info.kind {
+                NetKind::AlphaZero => {
+                    out.value[start..start + rows].copy_from_slice(&host[off1..off1 + rows]);
+                }
+                NetKind::Pcn { bins } => {
+                    out.black_v[start * bins..(start + rows) * bins]
+                        .copy_from_slice(&host[off1..off1 + rows * bins]);
+                    out.white_v[start * bins..(start + rows) * bins]
+                        .copy_from_slice(&host[off2..off2 + rows * bins]);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn name(&self) -> String {
+        format!("cuda-{}", self.prec.name())
+    }
+
+    fn in_flight(&self) -> usize {
+        self.lanes.len()
+    }
+}
+
+/// Opens `model` on the GPU in `prec` (see [`CudaBackend::new`]).
+pub fn open(model: &Model, prec: Precision) -> Result<Arc<dyn Evaluator>, NnError> {
+    let be = CudaBackend::new(model, prec)?;
+    log::info!(
+        "cuda backend: {} ({}), libraries: {}",
+        be.device_name(),
+        be.name(),
+        be.libraries()
+    );
+    Ok(Arc::new(be))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn errors_say_what_to_do() {
+        let e = CudaError::MissingLibrary {
+            lib: "libcublas.so",
+            wheel: "nvidia-cublas",
+            env: libs::LIB_DIR_ENV,
+            searched: "/x".into(),
+        };
+        let s = e.to_string();
+        assert!(
+            s.contains("nvidia-cublas") && s.contains("PCN_CUDA_LIB_DIR"),
+            "{s}"
+        );
+        assert!(e.is_unavailable());
+        assert!(matches!(NnError::from(e), NnError::Unavailable(_)));
+        let d = CudaError::Driver {
+            what: "GemmEx",
+            reason: "x".into(),
+        };
+        assert!(!d.is_unavailable());
+        assert!(matches!(NnError::from(d), NnError::Failed(_)));
+        assert!(CudaError::NoDriver {
+            searched: "a".into()
+        }
+        .to_string()
+        .contains("libcuda.so.1"));
+    }
+
+    /// On a machine without a GPU (CI), opening must fail cleanly (never panic); on one
+    /// with a GPU it must succeed and agree with the CPU backend.
+    #[test]
+    fn opens_or_fails_cleanly() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/pcn/models/go_W-max");
+        if !std::path::Path::new(dir).is_dir() {
+            println!("NOTICE: {dir} absent: CUDA open test skipped");
+            return;
+        }
+        let m = Model::load(dir).unwrap();
+        match CudaBackend::new(&m, Precision::F32) {
+            Err(e) => {
+                println!("no GPU here: {e}");
+                assert!(e.is_unavailable(), "{e}");
+            }
+            Ok(be) => {
+                let cpu = crate::nn::cpu::CpuBackend::new(&m, 1).unwrap();
+                let len = m.info.input_len();
+                let mut rng = crate::util::Rng::new(7);
+                let batch = 5;
+                let input: Vec<f32> = (0..batch * len)
+                    .map(|_| if rng.below(10) < 3 { 1.0 } else { 0.0 })
+                    .collect();
+                let (mut a, mut b) = (NetOutput::default(), NetOutput::default());
+                cpu.evaluate(&input, batch, &mut a).unwrap();
+                for _ in 0..2 {
+                    be.evaluate(&input, batch, &mut b).unwrap();
+                    let d = a
+                        .policy
+                        .iter()
+                        .zip(&b.policy)
+                        .map(|(x, y)| (x - y).abs())
+                        .fold(0f32, f32::max);
+                    assert!(d < 1e-3, "policy differs by {d}");
+                }
+            }
+        }
+    }
+}
