@@ -3,12 +3,16 @@
 CARGO ?= cargo
 RELEASE := target/release/pcn
 
-.PHONY: all build run test engines bench bench-nn fmt clippy clean
+.PHONY: all build build-cuda run test test-cuda engines bench bench-nn device-bundle fmt clippy clean
 
 all: build
 
 build:
 	$(CARGO) build --release
+
+# The release binary with the CUDA backend (runs without CUDA too; see docs/gpu.md).
+build-cuda:
+	$(CARGO) build --release --features cuda
 
 run: build
 	$(RELEASE)
@@ -49,9 +53,42 @@ $(NODE_TOOLS)/.sabaki-gtp-$(SABAKI_GTP_VERSION):
 	  echo "NOTICE: could not install @sabaki/gtp@$(SABAKI_GTP_VERSION) (see $(NODE_TOOLS)/npm.log); the Sabaki real-client test will be skipped"; \
 	fi
 
+SHARED ?= ../shared
+NVRTC_TOOLS := .tools/nvrtc
+NVRTC_VERSION := 13.0.88
+
+# libnvrtc from the nvidia-cuda-nvrtc wheel goes under .tools/nvrtc: the CUDA backend's
+# kernels are compiled to PTX with it (no GPU needed). Without pip or a package index the
+# PTX test is skipped with a notice.
+$(NVRTC_TOOLS)/.nvrtc-$(NVRTC_VERSION):
+	@mkdir -p $(NVRTC_TOOLS)
+	@if python3 -m pip install --quiet --disable-pip-version-check --no-deps --target $(NVRTC_TOOLS) \
+	     nvidia-cuda-nvrtc==$(NVRTC_VERSION) >$(NVRTC_TOOLS)/pip.log 2>&1; then \
+	  touch $@; \
+	else \
+	  echo "NOTICE: could not install nvidia-cuda-nvrtc==$(NVRTC_VERSION) (see $(NVRTC_TOOLS)/pip.log); the CUDA kernels' PTX test will be skipped"; \
+	fi
+
+# The CUDA backend's GPU-free checks (feature `cuda`): discovery, planning, errors, the
+# kernels' PTX (required when the wheel installed) and the CLI without a GPU.
+test-cuda: $(NVRTC_TOOLS)/.nvrtc-$(NVRTC_VERSION)
+	@if [ -f $(NVRTC_TOOLS)/.nvrtc-$(NVRTC_VERSION) ]; then req=1; else req=0; fi; \
+	PCN_REQUIRE_NVRTC=$$req PCN_CUDA_LIB_DIR=$(CURDIR)/$(NVRTC_TOOLS)/nvidia/cu13/lib \
+	  $(CARGO) test --release --features cuda --lib nn::cuda
+	$(CARGO) test --release --features cuda --test gpu_backend_cli
+	@if [ -d $(SHARED)/pcn/models ] && [ -d $(SHARED)/problems/killallgo ] && command -v python3 >/dev/null 2>&1; then \
+	  if OUT=target/device-check-dry PCN=$(RELEASE) MODELS=$(SHARED)/pcn/models PROBLEMS=$(SHARED)/problems/killallgo \
+	       bash scripts/device_check.sh --dry-run >target/device-check-dry.txt 2>&1; then \
+	    echo "scripts/device_check.sh --dry-run: ok ($$(tail -1 target/device-check-dry.txt))"; \
+	  else cat target/device-check-dry.txt; echo "scripts/device_check.sh --dry-run FAILED"; exit 1; fi; \
+	else \
+	  echo "NOTICE: $(SHARED) data or python3 absent: scripts/device_check.sh --dry-run skipped"; \
+	fi
+
 test: engines $(PY_TOOLS)/.pygomo-$(PYGOMO_VERSION) $(NODE_TOOLS)/.sabaki-gtp-$(SABAKI_GTP_VERSION)
 	sh protocol_tests/install_gnugo.sh
 	$(CARGO) test --release
+	$(MAKE) --no-print-directory test-cuda
 	@if [ -f $(NODE_TOOLS)/.sabaki-gtp-$(SABAKI_GTP_VERSION) ] && command -v node >/dev/null 2>&1; then \
 	  NODE_PATH=$(NODE_TOOLS)/node_modules node protocol_tests/sabaki/sabaki_client.js $(RELEASE); \
 	else \
@@ -90,6 +127,27 @@ bench-nn: build $(PY_TOOLS)/.ort-$(ORT_VERSION)
 	else \
 	  for m in $(NN_MODELS); do for t in 1 2; do $(RELEASE) nnbench --net $$m --threads $$t; done; done; \
 	fi
+
+# What scripts/device_check.sh needs on a GPU machine without Rust, under .device/ (ignored
+# by git; name it in the device call's carry list): the stripped release binary built with
+# `--features cuda`, and copies of the models (weights, description, golden outputs) and of
+# the Killall-Go problems from ../shared, which does not travel. See docs/performance.md.
+DEVICE_BUNDLE := .device
+
+device-bundle: build-cuda
+	rm -rf $(DEVICE_BUNDLE)
+	mkdir -p $(DEVICE_BUNDLE)/models $(DEVICE_BUNDLE)/problems
+	strip -o $(DEVICE_BUNDLE)/pcn $(RELEASE)
+	@if [ -d $(SHARED)/pcn/models ]; then \
+	  for m in $(SHARED)/pcn/models/*/; do \
+	    n=$$(basename $$m); mkdir -p $(DEVICE_BUNDLE)/models/$$n; \
+	    cp $$m/model.safetensors $$m/model.json $(DEVICE_BUNDLE)/models/$$n/; \
+	    if [ -f $$m/golden.safetensors ]; then cp $$m/golden.safetensors $(DEVICE_BUNDLE)/models/$$n/; fi; \
+	  done; \
+	else echo "NOTICE: $(SHARED)/pcn/models absent: the bundle has no models"; fi
+	@if [ -d $(SHARED)/problems/killallgo ]; then cp -r $(SHARED)/problems/killallgo $(DEVICE_BUNDLE)/problems/; \
+	else echo "NOTICE: $(SHARED)/problems/killallgo absent: the bundle has no problems"; fi
+	@du -sh $(DEVICE_BUNDLE)
 
 fmt:
 	$(CARGO) fmt --all

@@ -60,7 +60,8 @@ pub struct GlobalOpts {
     /// Board symmetries averaged per network evaluation (1..=8; the paper used 8).
     #[arg(long, global = true, default_value_t = 8, value_parser = clap::value_parser!(u8).range(1..=8))]
     pub symmetries: u8,
-    /// Network backend: `auto` (the best compiled in) or `cpu`.
+    /// Network backend: `auto` (the GPU when compiled in and usable, else the CPU), `cpu`,
+    /// `cuda` (fp16) or `cuda-fp32` (see docs/gpu.md).
     #[arg(long, global = true, default_value = "auto")]
     pub backend: String,
 }

@@ -578,7 +578,6 @@ impl CudaBackend {
         })?;
         let p = &self.plan;
         let s = &lane.stream;
-        let es = self.prec.bytes();
         let half = self.prec == Precision::F16;
         let area = p.area();
         let m = rows * area;
@@ -720,7 +719,6 @@ impl CudaBackend {
                 ],
             )
         };
-        let _ = es;
         gather(0, 2)?;
         fc(0, bufs.feat.ptr, bufs.out.ptr, 0)?;
         if p.alphazero {
@@ -844,6 +842,19 @@ impl CudaBackend {
     }
 }
 
+impl Drop for CudaBackend {
+    fn drop(&mut self) {
+        // Device memory is freed in the backend's context: make it current on this thread
+        // (the fields are dropped after this), after the lanes' last work is done.
+        let _ = self.ctx.bind_to_thread();
+        for l in &self.lanes {
+            if let Ok(l) = l.lock() {
+                let _ = l.stream.synchronize();
+            }
+        }
+    }
+}
+
 /// Compiles the kernels with NVRTC for compute capability `major.minor` and loads them.
 fn compile(
     ctx: &Arc<CudaContext>,
@@ -877,9 +888,8 @@ fn compile(
 /// Uploads f32 data to a new device buffer.
 fn upload(stream: &CudaStream, data: &[f32]) -> Result<DevBuf, CudaError> {
     let b = DevBuf::new(data.len() * 4)?;
-    // SAFETY: pageable source of data.len() floats into a buffer of that size; the caller
-    // synchronises the stream before the source is dropped... and the driver stages
-    // pageable copies before returning, so `data` may go right after.
+    // SAFETY: pageable source of data.len() floats into a buffer of that size; the stream
+    // is synchronised below, before `data` can be dropped.
     unsafe { drv::memcpy_htod_async(b.ptr, data, stream.cu_stream()) }
         .map_err(drv_err("weight copy"))?;
     stream.synchronize().map_err(drv_err("weight copy"))?;
