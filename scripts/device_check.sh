@@ -15,7 +15,8 @@
 #     for the 9x9 (go_W-max) and the 15x15 (gomoku_AZ) networks;
 #  3. end to end, go_W-max with the network at every node (--net-mode paper): nodes/s of
 #     MCTS (E2E_THREADS search threads, virtual loss, one batching queue) and of focused
-#     DFPN (4 processes side by side, single-threaded each) on 4 problems, 20 s each;
+#     DFPN (4 processes side by side, single-threaded each; with and without evaluating
+#     each expansion's children in one batch) on 4 problems, 20 s each;
 #  4. every Killall-Go problem at 10 s, 4 at a time with 4 threads each; every proof is
 #     checked by `pcn verify`.
 # Environment: OUT (default target/device_check), BUNDLE (.device), PCN (the binary),
@@ -165,15 +166,20 @@ done
 summarise "$E2E"/mcts_*.json | tee -a "$SUMMARY"
 row '```'
 row ""
-row "Focused DFPN, 4 problems side by side (one process each), 1 symmetry:"
-row '```'
-for p in $probs; do
-  "$PCN" solve --solver fdfpn --net "$NET9" --backend "$BE" --net-mode paper --symmetries 1 \
-    --threads 4 --time "$E2E_T" "$PROBLEMS/$p" > "$E2E/fdfpn_$p.json" 2>>"$LOG" &
+for cb in on off; do
+  row ""
+  row "Focused DFPN, 4 problems side by side (one process each), 1 symmetry, --children-batch $cb:"
+  row '```'
+  pids=""
+  for p in $probs; do
+    "$PCN" solve --solver fdfpn --net "$NET9" --backend "$BE" --net-mode paper --symmetries 1 \
+      --children-batch $cb --threads 4 --time "$E2E_T" "$PROBLEMS/$p" > "$E2E/fdfpn_${cb}_$p.json" 2>>"$LOG" &
+    pids="$pids $!"
+  done
+  for pid in $pids; do wait "$pid" || fail "fdfpn --children-batch $cb (see $LOG)"; done
+  summarise "$E2E"/fdfpn_${cb}_*.json | tee -a "$SUMMARY"
+  row '```'
 done
-wait
-summarise "$E2E"/fdfpn_*.json | tee -a "$SUMMARY"
-row '```'
 
 # 4. Every Killall-Go problem.
 row ""

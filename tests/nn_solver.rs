@@ -241,3 +241,86 @@ fn cli_network_proof_verifies() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Counts the rows and calls reaching the inner evaluator.
+struct Counting {
+    inner: Arc<dyn Evaluator>,
+    calls: std::sync::atomic::AtomicU64,
+    rows: std::sync::atomic::AtomicU64,
+}
+
+impl Evaluator for Counting {
+    fn info(&self) -> &NetInfo {
+        self.inner.info()
+    }
+    fn evaluate(
+        &self,
+        input: &[f32],
+        batch: usize,
+        out: &mut pcn::nn::NetOutput,
+    ) -> Result<(), pcn::nn::NnError> {
+        use std::sync::atomic::Ordering::Relaxed;
+        self.calls.fetch_add(1, Relaxed);
+        self.rows.fetch_add(batch as u64, Relaxed);
+        self.inner.evaluate(input, batch, out)
+    }
+    fn name(&self) -> String {
+        "counting".into()
+    }
+}
+
+/// Focused DFPN evaluating all children of an expansion in one batch searches exactly the
+/// same tree (same result, nodes and move) with several rows per network call.
+#[test]
+fn fdfpn_children_batch_searches_the_same_tree() {
+    use std::sync::atomic::Ordering::Relaxed;
+    let ps = positions(6, 12, 6, 5);
+    assert!(ps.len() >= 3);
+    let mut batched_calls = 0;
+    for g in &ps {
+        let mut runs = Vec::new();
+        for on in [false, true] {
+            let c = Arc::new(Counting {
+                inner: Arc::new(RandomEvaluator::new(info(6, NetKind::Pcn { bins: 60 }), 4)),
+                calls: Default::default(),
+                rows: Default::default(),
+            });
+            let o = SolverOptions {
+                net_children_batch: on,
+                ..opts(1)
+            };
+            let h = NetHeuristic::new(c.clone(), 1, g, 1 << 14).expect("fits");
+            let mut s = solver_with_heuristic::<Gomoku>("fdfpn", &o, Box::new(h)).expect("solver");
+            let stop = AtomicBool::new(false);
+            let out = s.solve(g, g.to_move(), &Limits::nodes(50_000), &stop, &mut |_| {});
+            if out.result != SolveResult::Unknown {
+                s.proof_tree()
+                    .expect("proof")
+                    .check(g)
+                    .expect("proof checks");
+            }
+            runs.push((
+                out.result,
+                out.stats.nodes,
+                out.best,
+                c.calls.load(Relaxed),
+                c.rows.load(Relaxed),
+            ));
+        }
+        let (off, on) = (runs[0], runs[1]);
+        assert_eq!(
+            (off.0, off.1, off.2),
+            (on.0, on.1, on.2),
+            "{off:?} vs {on:?}"
+        );
+        if on.3 > 0 && on.4 > on.3 {
+            batched_calls += 1;
+        }
+        // Without batching every call is one position.
+        assert_eq!(off.3, off.4);
+    }
+    assert!(
+        batched_calls >= 2,
+        "children were batched in {batched_calls} searches"
+    );
+}

@@ -167,6 +167,21 @@ pub struct SolveArgs {
     /// network.
     #[arg(long, default_value_t = 4)]
     pub net_depth: usize,
+    /// Focused DFPN with `--net-mode paper`: evaluate all children of an expanded node in
+    /// one network batch (`auto`: on with a GPU backend, off on the CPU).
+    #[arg(long, value_enum, default_value = "auto")]
+    pub children_batch: ChildrenBatchArg,
+}
+
+/// `--children-batch` values.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ChildrenBatchArg {
+    /// On with a GPU backend, off on the CPU.
+    Auto,
+    /// Always.
+    On,
+    /// Never (one position per network call).
+    Off,
 }
 
 /// `--net-mode` values.
@@ -335,6 +350,11 @@ pub fn run(args: SolveArgs) -> i32 {
             return EXIT_USAGE;
         }
     };
+    let children_batch = match args.children_batch {
+        ChildrenBatchArg::On => true,
+        ChildrenBatchArg::Off => false,
+        ChildrenBatchArg::Auto => net.as_ref().is_some_and(|n| n.name().starts_with("cuda")),
+    };
     let Some(rule) = parse_rule(&args.rule) else {
         eprintln!(
             "pcn solve: unknown rule '{}' (expected 4t, freestyle, ndk, exact, renju, caro, caro-exact)",
@@ -406,6 +426,7 @@ pub fn run(args: SolveArgs) -> i32 {
             NetModeArg::Paper => NetMode::Paper,
         },
         net_depth: args.net_depth,
+        net_children_batch: children_batch,
         ..SolverOptions::default()
     };
     let limits = Limits {

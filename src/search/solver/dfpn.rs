@@ -98,6 +98,10 @@ pub struct Dfpn<G: SolverGame> {
     /// A network in [`NetMode::Hybrid`]: it only orders the moves of nodes within
     /// [`SolverOptions::net_depth`] plies of the root; the static rules do the rest.
     hybrid: bool,
+    /// Scratch for [`SolverOptions::net_children_batch`]: the children being evaluated
+    /// together, and their evaluations.
+    kids: Vec<G>,
+    kid_eval: Vec<Evaluation>,
 }
 
 struct Ctx<'a, 'b> {
@@ -140,6 +144,8 @@ impl<G: SolverGame> Dfpn<G> {
             order: Vec::new(),
             hints: G::ORDER_HINTS && (own_heuristic || hybrid),
             hybrid,
+            kids: Vec::new(),
+            kid_eval: Vec::new(),
         }
     }
 
@@ -206,6 +212,33 @@ impl<G: SolverGame> Dfpn<G> {
                     h.evaluate_batch(&[&*g], e);
                 } else {
                     h.priors_batch(&[&*g], e);
+                }
+                if self.opts.net_children_batch {
+                    // Every non-terminal child in one batch: the results stay in the
+                    // heuristic's cache, so expanding a child later runs no network. On a
+                    // GPU a node's children cost about what one position does.
+                    let mut kids = std::mem::take(&mut self.kids);
+                    kids.clear();
+                    for &m in moves.iter() {
+                        let mut c = g.clone();
+                        c.play_unchecked(m);
+                        if c.outcome().is_none() {
+                            kids.push(c);
+                        }
+                    }
+                    if !kids.is_empty() {
+                        let refs: Vec<&G> = kids.iter().collect();
+                        if self.kid_eval.len() < refs.len() {
+                            self.kid_eval.resize(refs.len(), Evaluation::default());
+                        }
+                        let ke = &mut self.kid_eval[..refs.len()];
+                        if h.has_cost() {
+                            h.evaluate_batch(&refs, ke);
+                        } else {
+                            h.priors_batch(&refs, ke);
+                        }
+                    }
+                    self.kids = kids;
                 }
                 if h.value_window() {
                     let v = e[0].value.clamp(-1.0, 1.0) as f64;

@@ -236,6 +236,11 @@ pub struct SolverOptions {
     /// [`NetMode::Hybrid`]: nodes fewer than this many plies below the root consult the
     /// network (0: none does).
     pub net_depth: usize,
+    /// Focused DFPN with a network outside [`NetMode::Hybrid`]: when a node is expanded,
+    /// evaluate all its children in one batch (they are then in the heuristic's cache
+    /// when expanded). Pays off where a batch costs about what one position does (a GPU);
+    /// off by default.
+    pub net_children_batch: bool,
 }
 
 /// How focused DFPN uses a network (see [`SolverOptions::net_mode`]).
@@ -286,6 +291,7 @@ impl Default for SolverOptions {
             threads: 1,
             net_mode: NetMode::default(),
             net_depth: 4,
+            net_children_batch: false,
         }
     }
 }
