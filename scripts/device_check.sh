@@ -10,7 +10,7 @@
 #
 # Steps:
 #  1. golden agreement of every model: cuda-fp32 within 1e-4 on logits (fails the script
-#     otherwise), cuda fp16's observed maximum error (fails beyond 0.1);
+#     otherwise), cuda fp16's observed maximum error (fails only beyond 1.0: a broken kernel);
 #  2. positions/s at batch 1 ... 4096, pcn (fp16, fp32) beside PyTorch fp16 + CUDA graphs,
 #     for the 9x9 (go_W-max) and the 15x15 (gomoku_AZ) networks;
 #  3. end to end, go_W-max with the network at every node (--net-mode paper): nodes/s of
@@ -77,7 +77,7 @@ else
   BE=cuda; BE32=cuda-fp32; BATCHES=1,2,4,8,16,32,64,128,256,512,1024,2048,4096
   BATCHES32=1,64,1024; REPS=3; SECS=0.2
   E2E_T=20; KAG_T=10; E2E_THREADS=${E2E_THREADS:-64}; KAG_LIMIT=1000; TORCH_DRY=
-  FP16_TOL=0.1
+  FP16_TOL=1.0
 fi
 KAG_SOLVER=${KAG_SOLVER:-fdfpn}
 KAG_EXTRA=${KAG_EXTRA:---net-mode paper}
