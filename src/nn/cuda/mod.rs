@@ -19,6 +19,7 @@
 //! Every failure to find a driver, a device or a library is a [`CudaError`], turned into
 //! [`NnError::Unavailable`].
 
+pub(crate) mod host;
 pub mod kernels;
 pub mod libs;
 pub mod plan;
@@ -35,12 +36,12 @@ use cudarc::driver::{
 };
 use thiserror::Error;
 
-use crate::nn::cpu::folded::{Conv, Folded, Heads};
+use crate::nn::cpu::folded::{Folded, Heads};
 use crate::nn::model::Model;
 use crate::nn::{Evaluator, NetInfo, NetKind, NetOutput, NnError};
 
 pub use plan::Precision;
-use plan::{GraphKey, Plan};
+use plan::{Buf, GraphKey, Op, Plan};
 
 /// Why the CUDA backend cannot run.
 #[derive(Debug, Error)]
@@ -209,12 +210,6 @@ impl DevBuf {
         let ptr = unsafe { drv::malloc_sync(bytes.max(4)) }.map_err(drv_err("allocation"))?;
         Ok(DevBuf { ptr, bytes })
     }
-
-    /// The pointer `elems` elements of `size` bytes in.
-    fn at(&self, elems: usize, size: usize) -> u64 {
-        debug_assert!(elems * size <= self.bytes);
-        self.ptr + (elems * size) as u64
-    }
 }
 
 impl Drop for DevBuf {
@@ -276,17 +271,20 @@ enum KArg {
     Long(i64),
 }
 
-/// The network's weights on the device.
+/// A layer on the device: weights, bias.
+struct DevLayer {
+    w: DevBuf,
+    b: DevBuf,
+}
+
+/// The network's weights on the device (laid out by [`host::host_weights`]).
 struct Weights {
-    /// Trunk convolutions in the stored type: stem, then conv1/conv2 of each block;
-    /// `(weights [Cout][Kp], bias f32 [Cout], Cin, Kp)`.
-    convs: Vec<(DevBuf, DevBuf, usize, usize)>,
-    /// The heads' 1x1 convolutions, stacked `[head_channels][F]` (stored type), bias f32.
-    head_w: DevBuf,
-    head_b: DevBuf,
-    /// Fully connected layers, f32 `[out][in]` and bias: policy, then AlphaZero fc1, fc2
-    /// or PCN Black, White.
-    fcs: Vec<(DevBuf, DevBuf, usize, usize)>,
+    /// Trunk convolutions (weights in the stored type).
+    convs: Vec<DevLayer>,
+    /// The stacked 1x1 head convolutions (weights in the stored type).
+    head: DevLayer,
+    /// Fully connected layers (f32).
+    fcs: Vec<DevLayer>,
 }
 
 /// One lane: a stream with its own buffers and graphs (see the module documentation).
@@ -398,7 +396,7 @@ impl CudaBackend {
         };
         let plan = Plan::new(&model.info, folded.blocks.len(), folded.filters, hidden);
         let stream0 = ctx.new_stream().map_err(drv_err("stream"))?;
-        let weights = upload_weights(&ctx, &stream0, &kernels, &folded, model, &plan, prec)?;
+        let weights = upload_weights(&stream0, &kernels, &folded, model, &plan, prec)?;
         stream0.synchronize().map_err(drv_err("weight upload"))?;
 
         let mut lanes = Vec::with_capacity(LANES);
@@ -569,167 +567,155 @@ impl CudaBackend {
         .map_err(blas_err("GemmEx"))
     }
 
-    /// Records the forward pass of `rows` rows (a bucket) on the lane's stream: from the
-    /// device input buffer to the device output buffer.
+    /// The device address of `b` plus `off` elements of `size` bytes.
+    fn ptr(&self, bufs: &LaneBufs, b: Buf, off: usize, size: usize) -> Result<u64, CudaError> {
+        let missing = || CudaError::Model(format!("no buffer {b:?}"));
+        let base = match b {
+            Buf::Input => bufs.input.ptr,
+            Buf::X0 => bufs.x0.ptr,
+            Buf::A => bufs.a.ptr,
+            Buf::H => bufs.h.ptr,
+            Buf::Col => bufs.col.ptr,
+            Buf::Acc => bufs.acc.ptr,
+            Buf::Feat => bufs.feat.ptr,
+            Buf::Hidden => bufs.hidden.ptr,
+            Buf::Out => bufs.out.ptr,
+            Buf::ConvW(i) => self.weights.convs.get(i).ok_or_else(missing)?.w.ptr,
+            Buf::ConvB(i) => self.weights.convs.get(i).ok_or_else(missing)?.b.ptr,
+            Buf::HeadW => self.weights.head.w.ptr,
+            Buf::HeadB => self.weights.head.b.ptr,
+            Buf::FcW(i) => self.weights.fcs.get(i).ok_or_else(missing)?.w.ptr,
+            Buf::FcB(i) => self.weights.fcs.get(i).ok_or_else(missing)?.b.ptr,
+        };
+        Ok(base + (off * size) as u64)
+    }
+
+    /// Records the forward pass of `rows` rows (a bucket) on the lane's stream, step by
+    /// step as [`Plan::forward_ops`] lists them: from the device input buffer to the device
+    /// output buffer.
     fn record_forward(&self, lane: &Lane, rows: usize) -> Result<(), CudaError> {
         let bufs = lane.bufs.as_ref().ok_or_else(|| CudaError::Driver {
             what: "forward",
             reason: "buffers not allocated".into(),
         })?;
-        let p = &self.plan;
         let s = &lane.stream;
         let half = self.prec == Precision::F16;
-        let area = p.area();
+        let es = self.prec.bytes();
+        let area = self.plan.area();
         let m = rows * area;
-        let f = p.filters;
-        // Input to the stored type.
-        let n_in = rows * p.planes * area;
-        self.launch(
-            &self.kernels.to_act,
-            n_in,
-            s,
-            &mut [
-                KArg::Ptr(bufs.input.ptr),
-                KArg::Ptr(bufs.x0.ptr),
-                KArg::Long(n_in as i64),
-            ],
-        )?;
-        // Trunk: stem, then blocks; `a` holds the trunk, `h` the block's middle.
-        let conv = |idx: usize,
-                    src: u64,
-                    sb: usize,
-                    sc: usize,
-                    dst: u64,
-                    res: Option<u64>|
-         -> Result<(), CudaError> {
-            let (w, b, cin, kp) = &self.weights.convs[idx];
-            self.launch(
-                &self.kernels.im2col,
-                kp * m,
-                s,
-                &mut [
-                    KArg::Ptr(src),
-                    KArg::Ptr(bufs.col.ptr),
-                    KArg::Int(p.n as i32),
-                    KArg::Int(*cin as i32),
-                    KArg::Int(*kp as i32),
-                    KArg::Int(m as i32),
-                    KArg::Long(sb as i64),
-                    KArg::Long(sc as i64),
-                ],
-            )?;
-            // acc[f][M] (col-major M×F) = col^T (M×Kp) · W^T (Kp×F).
-            self.gemm(
-                &lane.blas,
-                false,
-                (m, f, *kp),
-                bufs.col.ptr,
-                m,
-                w.ptr,
-                *kp,
-                bufs.acc.ptr,
-                m,
-                half,
-            )?;
-            self.launch(
-                &self.kernels.bias_act,
-                f * m,
-                s,
-                &mut [
-                    KArg::Ptr(bufs.acc.ptr),
-                    KArg::Ptr(b.ptr),
-                    KArg::Ptr(res.unwrap_or(dst)),
-                    KArg::Ptr(dst),
-                    KArg::Int(f as i32),
-                    KArg::Int(m as i32),
-                    KArg::Int(1),
-                    KArg::Int(i32::from(res.is_some())),
-                ],
-            )
-        };
-        conv(0, bufs.x0.ptr, p.planes * area, area, bufs.a.ptr, None)?;
-        for blk in 0..p.blocks {
-            conv(1 + 2 * blk, bufs.a.ptr, area, m, bufs.h.ptr, None)?;
-            conv(
-                2 + 2 * blk,
-                bufs.h.ptr,
-                area,
-                m,
-                bufs.a.ptr,
-                Some(bufs.a.ptr),
-            )?;
-        }
-        // Heads: all 1x1 convolutions as one GEMM, acc[head_ch][M].
-        let hc = p.head_channels();
-        self.gemm(
-            &lane.blas,
-            false,
-            (m, hc, f),
-            bufs.a.ptr,
-            m,
-            self.weights.head_w.ptr,
-            f,
-            bufs.acc.ptr,
-            m,
-            half,
-        )?;
-        let (_, off1, off2) = p.out_offsets(rows);
-        let gather = |c0: usize, cn: usize| {
-            self.launch(
-                &self.kernels.head_gather,
-                rows * cn * area,
-                s,
-                &mut [
-                    KArg::Ptr(bufs.acc.ptr),
-                    KArg::Ptr(self.weights.head_b.ptr),
-                    KArg::Ptr(bufs.feat.ptr),
-                    KArg::Int(c0 as i32),
-                    KArg::Int(cn as i32),
-                    KArg::Int(area as i32),
-                    KArg::Int(rows as i32),
-                    KArg::Int(m as i32),
-                ],
-            )
-        };
-        // y[rows][out] = x[rows][in] · W^T: col-major y (out×rows) = W^T(out×in) · x (in×rows).
-        let fc = |idx: usize, x: u64, y: u64, act: i32| -> Result<(), CudaError> {
-            let (w, b, n_out, n_in) = &self.weights.fcs[idx];
-            self.gemm(
-                &lane.blas,
-                true,
-                (*n_out, rows, *n_in),
-                w.ptr,
-                *n_in,
-                x,
-                *n_in,
-                y,
-                *n_out,
-                false,
-            )?;
-            self.launch(
-                &self.kernels.bias_rows,
-                rows * n_out,
-                s,
-                &mut [
-                    KArg::Ptr(y),
-                    KArg::Ptr(b.ptr),
-                    KArg::Int(*n_out as i32),
-                    KArg::Int(rows as i32),
-                    KArg::Int(act),
-                ],
-            )
-        };
-        gather(0, 2)?;
-        fc(0, bufs.feat.ptr, bufs.out.ptr, 0)?;
-        if p.alphazero {
-            gather(2, 1)?;
-            fc(1, bufs.feat.ptr, bufs.hidden.ptr, 1)?;
-            fc(2, bufs.hidden.ptr, bufs.out.at(off1, 4), 2)?;
-        } else {
-            gather(2, 2)?;
-            fc(1, bufs.feat.ptr, bufs.out.at(off1, 4), 0)?;
-            gather(4, 2)?;
-            fc(2, bufs.feat.ptr, bufs.out.at(off2, 4), 0)?;
+        let i32c = |x: usize| KArg::Int(x as i32);
+        for op in self.plan.forward_ops(rows) {
+            match op {
+                Op::ToAct { src, dst, n } => self.launch(
+                    &self.kernels.to_act,
+                    n,
+                    s,
+                    &mut [
+                        KArg::Ptr(self.ptr(bufs, src, 0, 4)?),
+                        KArg::Ptr(self.ptr(bufs, dst, 0, es)?),
+                        KArg::Long(n as i64),
+                    ],
+                )?,
+                Op::Im2col {
+                    src,
+                    cin,
+                    kp,
+                    sb,
+                    sc,
+                } => self.launch(
+                    &self.kernels.im2col,
+                    kp * m,
+                    s,
+                    &mut [
+                        KArg::Ptr(self.ptr(bufs, src, 0, es)?),
+                        KArg::Ptr(bufs.col.ptr),
+                        i32c(self.plan.n),
+                        i32c(cin),
+                        i32c(kp),
+                        i32c(m),
+                        KArg::Long(sb as i64),
+                        KArg::Long(sc as i64),
+                    ],
+                )?,
+                Op::Gemm {
+                    trans_a,
+                    m: gm,
+                    n: gn,
+                    k,
+                    a,
+                    b,
+                    c,
+                    stored,
+                } => {
+                    let size = if stored { es } else { 4 };
+                    self.gemm(
+                        &lane.blas,
+                        trans_a,
+                        (gm, gn, k),
+                        self.ptr(bufs, a.0, 0, size)?,
+                        a.1,
+                        self.ptr(bufs, b.0, 0, size)?,
+                        b.1,
+                        self.ptr(bufs, c.0, c.1, 4)?,
+                        c.2,
+                        half && stored,
+                    )?
+                }
+                Op::BiasAct { bias, res, out, c } => {
+                    let out_p = self.ptr(bufs, out, 0, es)?;
+                    let res_p = match res {
+                        Some(r) => self.ptr(bufs, r, 0, es)?,
+                        None => out_p,
+                    };
+                    self.launch(
+                        &self.kernels.bias_act,
+                        c * m,
+                        s,
+                        &mut [
+                            KArg::Ptr(bufs.acc.ptr),
+                            KArg::Ptr(self.ptr(bufs, bias, 0, 4)?),
+                            KArg::Ptr(res_p),
+                            KArg::Ptr(out_p),
+                            i32c(c),
+                            i32c(m),
+                            KArg::Int(1),
+                            KArg::Int(i32::from(res.is_some())),
+                        ],
+                    )?
+                }
+                Op::HeadGather { c0, cn } => self.launch(
+                    &self.kernels.head_gather,
+                    rows * cn * area,
+                    s,
+                    &mut [
+                        KArg::Ptr(bufs.acc.ptr),
+                        KArg::Ptr(self.weights.head.b.ptr),
+                        KArg::Ptr(bufs.feat.ptr),
+                        i32c(c0),
+                        i32c(cn),
+                        i32c(area),
+                        i32c(rows),
+                        i32c(m),
+                    ],
+                )?,
+                Op::BiasRows {
+                    y,
+                    bias,
+                    n_out,
+                    act,
+                } => self.launch(
+                    &self.kernels.bias_rows,
+                    rows * n_out,
+                    s,
+                    &mut [
+                        KArg::Ptr(self.ptr(bufs, y.0, y.1, 4)?),
+                        KArg::Ptr(self.ptr(bufs, bias, 0, 4)?),
+                        i32c(n_out),
+                        i32c(rows),
+                        KArg::Int(act),
+                    ],
+                )?,
+            }
         }
         Ok(())
     }
@@ -937,18 +923,7 @@ fn upload_act(
     Ok(dst)
 }
 
-/// A convolution's weights padded to `[Cout][kp]` (zeros past `Cin·k²`).
-fn padded(cv: &Conv, kp: usize) -> Vec<f32> {
-    let per = cv.cin * cv.k * cv.k;
-    let mut w = vec![0f32; cv.cout * kp];
-    for o in 0..cv.cout {
-        w[o * kp..o * kp + per].copy_from_slice(&cv.w[o * per..(o + 1) * per]);
-    }
-    w
-}
-
 fn upload_weights(
-    _ctx: &Arc<CudaContext>,
     s: &CudaStream,
     k: &Kernels,
     f: &Folded,
@@ -956,76 +931,24 @@ fn upload_weights(
     plan: &Plan,
     prec: Precision,
 ) -> Result<Weights, CudaError> {
-    let mut convs = Vec::new();
-    let mut push = |cv: &Conv, kp: usize| -> Result<(), CudaError> {
-        if cv.k != 3 {
-            return Err(CudaError::Model(format!(
-                "trunk kernel size {} (expected 3)",
-                cv.k
-            )));
-        }
-        convs.push((
-            upload_act(s, k, &padded(cv, kp), prec)?,
-            upload(s, &cv.b)?,
-            cv.cin,
-            kp,
-        ));
-        Ok(())
+    let hw = host::host_weights(f, model, plan)?;
+    hw.check(plan)?;
+    let stored = |l: &host::Layer| -> Result<DevLayer, CudaError> {
+        Ok(DevLayer {
+            w: upload_act(s, k, &l.w, prec)?,
+            b: upload(s, &l.b)?,
+        })
     };
-    push(&f.stem, plan.k_stem())?;
-    for (a, b) in &f.blocks {
-        push(a, plan.k_trunk())?;
-        push(b, plan.k_trunk())?;
-    }
-    // Stacked 1x1 head convolutions.
-    let heads: Vec<&Conv> = match &f.heads {
-        Heads::AlphaZero { conv, .. } => vec![&f.policy_conv, conv],
-        Heads::Pcn { black, white } => vec![&f.policy_conv, &black.0, &white.0],
+    let plain = |l: &host::Layer| -> Result<DevLayer, CudaError> {
+        Ok(DevLayer {
+            w: upload(s, &l.w)?,
+            b: upload(s, &l.b)?,
+        })
     };
-    let hc = plan.head_channels();
-    let fl = plan.filters;
-    let mut hw = vec![0f32; hc * fl];
-    let mut hb = vec![0f32; hc];
-    let mut row = 0;
-    for cv in heads {
-        for o in 0..cv.cout {
-            hw[row * fl..(row + 1) * fl].copy_from_slice(&cv.w[o * cv.cin..(o + 1) * cv.cin]);
-            hb[row] = cv.b[o];
-            row += 1;
-        }
-    }
-    if row != plan.head_channels_used() {
-        return Err(CudaError::Model(format!(
-            "{row} head channels (expected {})",
-            plan.head_channels_used()
-        )));
-    }
-    let head_w = upload_act(s, k, &hw, prec)?;
-    let head_b = upload(s, &hb)?;
-    let names: &[&str] = match model.info.kind {
-        NetKind::AlphaZero => &["policy.fc", "value.fc1", "value.fc2"],
-        NetKind::Pcn { .. } => &["policy.fc", "blackV.fc", "whiteV.fc"],
-    };
-    let mut fcs = Vec::new();
-    for n in names {
-        let w = model
-            .tensor(&format!("{n}.weight"))
-            .map_err(|e| CudaError::Model(e.to_string()))?;
-        let b = model
-            .tensor(&format!("{n}.bias"))
-            .map_err(|e| CudaError::Model(e.to_string()))?;
-        fcs.push((
-            upload(s, &w.data)?,
-            upload(s, &b.data)?,
-            w.shape[0],
-            w.shape[1],
-        ));
-    }
     Ok(Weights {
-        convs,
-        head_w,
-        head_b,
-        fcs,
+        convs: hw.convs.iter().map(stored).collect::<Result<_, _>>()?,
+        head: stored(&hw.head)?,
+        fcs: hw.fcs.iter().map(plain).collect::<Result<_, _>>()?,
     })
 }
 

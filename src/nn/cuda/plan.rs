@@ -226,6 +226,297 @@ impl Plan {
     }
 }
 
+/// A buffer of the forward pass: a lane's scratch, or a weight of the network.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Buf {
+    /// The input rows (f32, NCHW per row).
+    Input,
+    /// The input in the stored type.
+    X0,
+    /// The trunk (stored type, `[F][M]`).
+    A,
+    /// A block's middle activation (stored type).
+    H,
+    /// The im2col matrix (stored type, `[Kp][M]`).
+    Col,
+    /// GEMM results (f32).
+    Acc,
+    /// A head's flattened features (f32, `[rows][cn·area]`).
+    Feat,
+    /// The AlphaZero value's hidden layer (f32).
+    Hidden,
+    /// The outputs (f32, see [`Plan::out_offsets`]).
+    Out,
+    /// Trunk convolution `i`'s weights (stored type, `[F][Kp]`): 0 the stem, then conv1 and
+    /// conv2 of each block.
+    ConvW(usize),
+    /// Trunk convolution `i`'s bias (f32).
+    ConvB(usize),
+    /// The stacked 1x1 head convolutions (stored type, `[head_channels][F]`).
+    HeadW,
+    /// Their biases (f32).
+    HeadB,
+    /// Fully connected layer `i` (f32 `[out][in]`): policy, then AlphaZero fc1, fc2 or PCN
+    /// Black, White.
+    FcW(usize),
+    /// Its bias (f32).
+    FcB(usize),
+}
+
+/// One step of the forward pass (the GPU launches it; the tests emulate it on the CPU).
+/// Element offsets are in elements of the buffer's type.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Op {
+    /// `dst[i] = src[i]` (f32 to the stored type), `i < n`.
+    ToAct {
+        /// f32 source.
+        src: Buf,
+        /// Stored-type destination.
+        dst: Buf,
+        /// Elements.
+        n: usize,
+    },
+    /// The im2col matrix of a 3x3 convolution (kernel `im2col3x3`).
+    Im2col {
+        /// Source activations.
+        src: Buf,
+        /// Input channels.
+        cin: usize,
+        /// Padded depth.
+        kp: usize,
+        /// Stride between rows (positions) in `src`.
+        sb: usize,
+        /// Stride between channels in `src`.
+        sc: usize,
+    },
+    /// Column-major `C (m×n, ld ldc) = op(A) · B` in f32 accumulation; `op(A)` is `A`
+    /// (`m×k`, ld `lda`) or, with `trans_a`, the transpose of `A` stored `k×m`. `half`:
+    /// `A` and `B` are in the stored type, else f32. `C` is always f32.
+    Gemm {
+        /// Transpose A.
+        trans_a: bool,
+        /// Dimensions.
+        m: usize,
+        /// Dimensions.
+        n: usize,
+        /// Dimensions.
+        k: usize,
+        /// A and its leading dimension.
+        a: (Buf, usize),
+        /// B and its leading dimension.
+        b: (Buf, usize),
+        /// C (with element offset) and its leading dimension.
+        c: (Buf, usize, usize),
+        /// A and B in the stored type (else f32).
+        stored: bool,
+    },
+    /// `out[c][m] = relu(acc[c][m] + bias[c] (+ res[c][m]))` into the stored type.
+    BiasAct {
+        /// Bias.
+        bias: Buf,
+        /// Residual (may equal `out`).
+        res: Option<Buf>,
+        /// Destination.
+        out: Buf,
+        /// Channels.
+        c: usize,
+    },
+    /// A head's features: `feat[b][c·area + p] = relu(acc[c0 + c][b·area + p] + bias[c0 + c])`.
+    HeadGather {
+        /// First channel.
+        c0: usize,
+        /// Channels.
+        cn: usize,
+    },
+    /// `y[r][o] = act(y[r][o] + bias[o])` (act 0 none, 1 ReLU, 2 tanh).
+    BiasRows {
+        /// The rows (buffer, element offset).
+        y: (Buf, usize),
+        /// Bias.
+        bias: Buf,
+        /// Columns.
+        n_out: usize,
+        /// Activation.
+        act: i32,
+    },
+}
+
+impl Plan {
+    /// The forward pass of `rows` rows (a bucket) as a list of steps: input conversion, the
+    /// trunk (im2col, GEMM, bias/residual/ReLU per convolution), the stacked head
+    /// convolutions as one GEMM, then each head's gather, fully connected GEMM and bias.
+    /// Buffers are those of [`Plan::sizes`] for at least `rows` rows.
+    pub fn forward_ops(&self, rows: usize) -> Vec<Op> {
+        let area = self.area();
+        let m = rows * area;
+        let f = self.filters;
+        let mut ops = vec![Op::ToAct {
+            src: Buf::Input,
+            dst: Buf::X0,
+            n: rows * self.planes * area,
+        }];
+        let conv = |ops: &mut Vec<Op>,
+                    i: usize,
+                    src: Buf,
+                    cin: usize,
+                    kp: usize,
+                    sb: usize,
+                    sc: usize,
+                    out: Buf,
+                    res: Option<Buf>| {
+            ops.push(Op::Im2col {
+                src,
+                cin,
+                kp,
+                sb,
+                sc,
+            });
+            // acc (col-major M×F, i.e. [F][M]) = col^T (M×Kp) · W^T (Kp×F).
+            ops.push(Op::Gemm {
+                trans_a: false,
+                m,
+                n: f,
+                k: kp,
+                a: (Buf::Col, m),
+                b: (Buf::ConvW(i), kp),
+                c: (Buf::Acc, 0, m),
+                stored: true,
+            });
+            ops.push(Op::BiasAct {
+                bias: Buf::ConvB(i),
+                res,
+                out,
+                c: f,
+            });
+        };
+        conv(
+            &mut ops,
+            0,
+            Buf::X0,
+            self.planes,
+            self.k_stem(),
+            self.planes * area,
+            area,
+            Buf::A,
+            None,
+        );
+        for blk in 0..self.blocks {
+            conv(
+                &mut ops,
+                1 + 2 * blk,
+                Buf::A,
+                f,
+                self.k_trunk(),
+                area,
+                m,
+                Buf::H,
+                None,
+            );
+            conv(
+                &mut ops,
+                2 + 2 * blk,
+                Buf::H,
+                f,
+                self.k_trunk(),
+                area,
+                m,
+                Buf::A,
+                Some(Buf::A),
+            );
+        }
+        let hc = self.head_channels();
+        ops.push(Op::Gemm {
+            trans_a: false,
+            m,
+            n: hc,
+            k: f,
+            a: (Buf::A, m),
+            b: (Buf::HeadW, f),
+            c: (Buf::Acc, 0, m),
+            stored: true,
+        });
+        let (_, off1, off2) = self.out_offsets(rows);
+        // y[rows][out] = x[rows][in] · W^T: col-major y (out×rows) = (W stored in×out)^T · x.
+        let fc = |ops: &mut Vec<Op>,
+                  i: usize,
+                  n_in: usize,
+                  n_out: usize,
+                  x: Buf,
+                  y: (Buf, usize),
+                  act: i32| {
+            ops.push(Op::Gemm {
+                trans_a: true,
+                m: n_out,
+                n: rows,
+                k: n_in,
+                a: (Buf::FcW(i), n_in),
+                b: (x, n_in),
+                c: (y.0, y.1, n_out),
+                stored: false,
+            });
+            ops.push(Op::BiasRows {
+                y,
+                bias: Buf::FcB(i),
+                n_out,
+                act,
+            });
+        };
+        ops.push(Op::HeadGather { c0: 0, cn: 2 });
+        fc(
+            &mut ops,
+            0,
+            2 * area,
+            self.actions,
+            Buf::Feat,
+            (Buf::Out, 0),
+            0,
+        );
+        if self.alphazero {
+            ops.push(Op::HeadGather { c0: 2, cn: 1 });
+            fc(
+                &mut ops,
+                1,
+                area,
+                self.hidden,
+                Buf::Feat,
+                (Buf::Hidden, 0),
+                1,
+            );
+            fc(
+                &mut ops,
+                2,
+                self.hidden,
+                1,
+                Buf::Hidden,
+                (Buf::Out, off1),
+                2,
+            );
+        } else {
+            ops.push(Op::HeadGather { c0: 2, cn: 2 });
+            fc(
+                &mut ops,
+                1,
+                2 * area,
+                self.bins,
+                Buf::Feat,
+                (Buf::Out, off1),
+                0,
+            );
+            ops.push(Op::HeadGather { c0: 4, cn: 2 });
+            fc(
+                &mut ops,
+                2,
+                2 * area,
+                self.bins,
+                Buf::Feat,
+                (Buf::Out, off2),
+                0,
+            );
+        }
+        ops
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
