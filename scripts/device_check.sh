@@ -90,8 +90,11 @@ row "- date: $(date -u +%Y-%m-%dT%H:%M:%SZ); binary: $PCN ($(stat -c %s "$PCN" 2
 row "- GPU: $(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null | head -1 || echo none)"
 row "- torch: $(python3 -c 'import torch; print(torch.__version__, torch.version.cuda)' 2>/dev/null || echo none)"
 row "- cores: $(nproc); PCN_CUDA_LIB_DIR: ${PCN_CUDA_LIB_DIR:-unset}"
-"$PCN" --log-level info nnbench --net "$NET9" --backend "$BE" --batch 1 --reps 1 --seconds 0.01 >> "$LOG" 2>&1 \
-  || fail "backend $BE does not open (see $LOG)"
+if ! "$PCN" --log-level info nnbench --net "$NET9" --backend "$BE" --batch 1 --reps 1 --seconds 0.01 >> "$LOG" 2>&1; then
+  why=$(tail -3 "$LOG")
+  fail "backend $BE does not open:"
+  echo "$why" | tee -a "$SUMMARY"
+fi
 grep -h "cuda backend:" "$LOG" | sed 's/^.*cuda backend:/- cuda backend:/' | head -1 | tee -a "$SUMMARY"
 
 # 1. Golden agreement.
