@@ -3,7 +3,7 @@
 CARGO ?= cargo
 RELEASE := target/release/pcn
 
-.PHONY: all build run test engines bench bench-nn fmt clippy clean
+.PHONY: all build run test engines bench bench-nn gauntlet fmt clippy clean
 
 all: build
 
@@ -90,6 +90,12 @@ bench-nn: build $(PY_TOOLS)/.ort-$(ORT_VERSION)
 	else \
 	  for m in $(NN_MODELS); do for t in 1 2; do $(RELEASE) nnbench --net $$m --threads $$t; done; done; \
 	fi
+
+# Strength test against another brain (Rapfi) through c-gomoku-cli; both are built outside
+# the repository and found through C_GOMOKU_CLI and RAPFI (docs/players.md, "Measuring
+# strength"). Not part of `make test`. Options: make gauntlet GAUNTLET_ARGS="--league renju".
+gauntlet: engines
+	sh scripts/gauntlet.sh $(GAUNTLET_ARGS)
 
 fmt:
 	$(CARGO) fmt --all
