@@ -151,7 +151,37 @@ summarize() {
       printf "Crashes: %s %d, %s %d\n", pcn, cr[pcn], opp, cr[opp]
       if (un) printf "Unterminated: %d\n", un
       if (sprt != "") print "Last " sprt
-    }' "$log"
+    }' "$log" || return 1
+  # Thinking times as the manager measured them (the SGF's C[...ms] after each move, the
+  # opening moves excluded): how close each side came to its limit.
+  # The manager only forfeits a late move in some cases (see docs/players.md), so moves
+  # over the limit are counted here; the limits come from the log's header.
+  sgf=$(dirname "$log")/games.sgf
+  [ -f "$sgf" ] || return 0
+  limits=$(sed -n 's|^# league .*, pcn \([0-9.]*\)s/move, .* \([0-9.]*\)s/move$|\1 \2|p' "$log")
+  awk -v pcn=pcn -v limits="$limits" '
+    BEGIN { nl = split(limits, lim, " ") }
+    {
+      text = $0
+      while (match(text, /P[BW]\[[^]]*\]|;[BW]\[[a-z]*\]C\[[0-9]+ms\]/)) {
+        tok = substr(text, RSTART, RLENGTH)
+        text = substr(text, RSTART + RLENGTH)
+        if (tok ~ /^PB/) { b = substr(tok, 4, length(tok) - 4); continue }
+        if (tok ~ /^PW/) { w = substr(tok, 4, length(tok) - 4); continue }
+        name = (substr(tok, 2, 1) == "B") ? b : w
+        ms = tok; sub(/^.*C\[/, "", ms); sub(/ms\]$/, "", ms); ms += 0
+        cnt[name]++; sum[name] += ms
+        if (ms > mx[name]) mx[name] = ms
+        if (nl == 2 && ms > 1000 * ((name == pcn) ? lim[1] : lim[2])) over[name]++
+      }
+    }
+    END {
+      for (p in cnt) {
+        printf "Move time %s: mean %.0f ms, longest %d ms (%d moves", p, sum[p] / cnt[p], mx[p], cnt[p]
+        if (nl == 2) printf ", %d over the %g ms limit", over[p], 1000 * ((p == pcn) ? lim[1] : lim[2])
+        printf ")\n"
+      }
+    }' "$sgf" | sort
 }
 
 if [ -n "$SUMMARIZE" ]; then
@@ -252,6 +282,10 @@ echo "gauntlet: output in $OUT" >&2
 
 # The manager's own exit status is lost in the pipe; a run that died early shows in the
 # summary (fewer games than asked, or none: then the summary fails).
+# Line-buffered where stdbuf exists, so that the games show as they finish.
+if command -v stdbuf >/dev/null 2>&1; then
+  set -- stdbuf -oL "$@"
+fi
 "$@" 2>&1 | tee -a "$OUT/cli.log"
 echo
 rc=0
