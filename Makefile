@@ -3,7 +3,7 @@
 CARGO ?= cargo
 RELEASE := target/release/pcn
 
-.PHONY: all build build-cuda run test test-cuda engines bench bench-nn device-bundle fmt clippy clean
+.PHONY: all build build-cuda run test test-cuda engines bench bench-nn gauntlet device-bundle fmt clippy clean
 
 all: build
 
@@ -148,6 +148,12 @@ device-bundle: build-cuda
 	@if [ -d $(SHARED)/problems/killallgo ]; then cp -r $(SHARED)/problems/killallgo $(DEVICE_BUNDLE)/problems/; \
 	else echo "NOTICE: $(SHARED)/problems/killallgo absent: the bundle has no problems"; fi
 	@du -sh $(DEVICE_BUNDLE)
+
+# Strength test against another brain (Rapfi) through c-gomoku-cli; both are built outside
+# the repository and found through C_GOMOKU_CLI and RAPFI (docs/players.md, "Measuring
+# strength"). Not part of `make test`. Options: make gauntlet GAUNTLET_ARGS="--league renju".
+gauntlet: engines
+	sh scripts/gauntlet.sh $(GAUNTLET_ARGS)
 
 fmt:
 	$(CARGO) fmt --all
