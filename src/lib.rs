@@ -14,6 +14,9 @@
 //!   [`search::greedy`], [`search::reference`] "ab4", chosen by name in [`search::registry`]);
 //!   the generic UCT player ([`search::uct`]); the solver suite ([`search::solver`]: MCTS
 //!   solver, DFPN, focused DFPN, transposition table, proof trees).
+//! - [`selfplay`]: training data for proof cost networks (`pcn selfplay`): the PCN
+//!   self-play search, the paper's proof-cost labels, the record file format. Uses game, nn
+//!   and sgf only; sits above search so that it may use the solvers later.
 //! - [`proof`]: proof trees as SGF files and the independent proof checker (`pcn verify`).
 //! - [`engine`]: the background search thread and the move clock.
 //! - [`arena`]: matches between two players (`pcn match`).
@@ -28,5 +31,6 @@ pub mod nn;
 pub mod proof;
 pub mod protocol;
 pub mod search;
+pub mod selfplay;
 pub mod sgf;
 pub mod util;

@@ -99,6 +99,8 @@ pub enum Cmd {
     Nnbench(nnbench::NnBenchArgs),
     /// Train the Gomoku pattern policy from alpha-beta self-play (see weights/README.md).
     TrainPatterns(train::TrainArgs),
+    /// Self-play training data for proof cost networks (see docs/training.md).
+    Selfplay(selfplay::SelfplayArgs),
 }
 
 /// Options of `pcn gtp`.
@@ -350,6 +352,7 @@ pub mod arena_cmd;
 pub mod bench;
 pub mod nnbench;
 
+pub mod selfplay;
 pub mod solve;
 pub mod train;
 pub mod verify;
@@ -391,6 +394,12 @@ pub fn main() -> i32 {
         }
         Some(Cmd::TrainPatterns(a)) => {
             train::run(a, cli.global.seed, cli.global.threads.unwrap_or(1) as usize)
+        }
+        Some(Cmd::Selfplay(mut a)) => {
+            a.net = cli.global.net.clone();
+            a.backend = cli.global.backend.clone();
+            let threads = cli.global.threads.unwrap_or(1) as usize;
+            selfplay::run_cmd(a, cli.global.seed, threads)
         }
         Some(Cmd::Gtp(a)) => {
             let input = spawn_line_reader(std::io::stdin());

@@ -154,6 +154,7 @@ pub trait Evaluator: Send + Sync {
 
 pub mod cpu;
 pub mod model;
+pub mod shipped;
 
 /// Backend names [`open`] accepts, best first (`""` or `auto` picks the first compiled in).
 pub const BACKENDS: &[&str] = &["cpu"];
