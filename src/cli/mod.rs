@@ -51,7 +51,8 @@ pub struct GlobalOpts {
     #[arg(long, global = true)]
     pub log_level: Option<log::LevelFilter>,
     /// Network for the solvers: a model directory (or its model.safetensors / model.json),
-    /// or `none`. `pcn solve`: every solver but plain `dfpn`; `pcn gtp`: the configured
+    /// `auto` (the network shipped in weights/ for the game and board, none if there is
+    /// none; see docs/training.md) or `none`. `pcn solve`: every solver but plain `dfpn`; `pcn gtp`: the configured
     /// solver (genmove, analysis, `pcn-solve`); Gomocup: the `solver` players. α0 models
     /// give MCTS priors/values and the FDFPN value window; PCN models give proof-cost values
     /// (MCTS) and pn/dn initialisation (FDFPN).
@@ -71,6 +72,31 @@ impl GlobalOpts {
     pub fn open_net(&self) -> Result<Option<SolverNet>, String> {
         SolverNet::open(
             &self.net,
+            &self.backend,
+            self.symmetries as usize,
+            self.threads.unwrap_or(1) as usize,
+        )
+        .map_err(|e| format!("--net {}: {e}", self.net))
+    }
+}
+
+impl GlobalOpts {
+    /// [`GlobalOpts::open_net`] for an engine playing `sample`'s game: `--net auto` becomes
+    /// the shipped network for that game and board (none when there is none).
+    pub fn open_net_for<G: crate::game::Game>(
+        &self,
+        sample: &G,
+    ) -> Result<Option<SolverNet>, String> {
+        let Some(path) = crate::nn::shipped::resolve_for_game(
+            &self.net,
+            &sample.name(),
+            sample.width(),
+            sample.height(),
+        ) else {
+            return Ok(None);
+        };
+        SolverNet::open(
+            &path,
             &self.backend,
             self.symmetries as usize,
             self.threads.unwrap_or(1) as usize,
@@ -163,7 +189,7 @@ fn engine_net<G: crate::game::Game>(
     g: &GlobalOpts,
     sample: &G,
 ) -> Result<Option<SolverNet>, String> {
-    let net = g.open_net()?;
+    let net = g.open_net_for(sample)?;
     if let Some(n) = &net {
         n.check_fits(sample)
             .map_err(|e| format!("--net {}: {e}", g.net))?;

@@ -53,6 +53,34 @@ pub fn resolve(spec: &str, game: NetGame, board_size: usize, rule: &str) -> Opti
         .map(|p| p.display().to_string())
 }
 
+/// [`resolve`] for a game known by its `Game::name()` (`killallgo-9x9`, `gomoku-4t`, ...)
+/// and board: the one place the command line turns `--net auto` into a path.
+pub fn resolve_for_game(
+    spec: &str,
+    game_name: &str,
+    width: usize,
+    height: usize,
+) -> Option<String> {
+    if !spec.trim().eq_ignore_ascii_case(AUTO) {
+        return Some(spec.to_string());
+    }
+    if width != height {
+        return None;
+    }
+    if game_name.starts_with("killallgo") {
+        resolve(spec, NetGame::KillallGo, width, "")
+    } else if let Some(rule) = game_name.strip_prefix("gomoku-") {
+        resolve(spec, NetGame::Gomoku, width, rule)
+    } else {
+        None
+    }
+}
+
+/// Whether a `--net` value is `auto`.
+pub fn is_auto(spec: &str) -> bool {
+    spec.trim().eq_ignore_ascii_case(AUTO)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -79,5 +107,12 @@ mod tests {
             Some("some/dir")
         );
         assert_eq!(resolve("AUTO", NetGame::KillallGo, 7, ""), None);
+        assert_eq!(resolve_for_game("auto", "gomoku-renju", 15, 15), None);
+        assert_eq!(resolve_for_game("auto", "go", 9, 9), None);
+        assert_eq!(resolve_for_game("x", "go", 9, 9).as_deref(), Some("x"));
+        // Whatever is installed, a resolved directory holds a model.
+        if let Some(p) = resolve_for_game("auto", "killallgo-9x9", 9, 9) {
+            assert!(std::path::Path::new(&p).join("model.safetensors").is_file());
+        }
     }
 }
