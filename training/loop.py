@@ -23,9 +23,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 
 GAMES = {
-    # game: (weights name, pcn selfplay args, the gate's --prove)
-    "killallgo": ("killallgo9-pcn", ["--game", "killallgo"], "white"),
-    "gomoku": ("gomoku15-pcn", ["--game", "gomoku", "--rule", "4t"], "black"),
+    # game: (weights name, pcn selfplay args, the gate's --prove, default --eval-back)
+    "killallgo": ("killallgo9-pcn", ["--game", "killallgo"], "white", 9),
+    "gomoku": ("gomoku15-pcn", ["--game", "gomoku", "--rule", "4t"], "black", 15),
 }
 EVAL_SEED = 1_000_003
 
@@ -87,10 +87,12 @@ def main(argv=None):
     p.add_argument("--threads", type=int, default=1, help="network / PyTorch threads")
     p.add_argument("--eval-games", type=int, default=200, help="games that make the eval set")
     p.add_argument("--eval-positions", type=int, default=40)
+    p.add_argument("--eval-back", type=int, default=0,
+                   help="plies before the end of a game (odd; 0: 9 Killall-Go, 15 Gomoku)")
     p.add_argument("--eval-time", default="5", help="seconds per gate position")
     p.add_argument("--seed", type=int, default=1)
     a = p.parse_args(argv)
-    name, sp_args, _ = GAMES[a.game]
+    name, sp_args, _, eval_back = GAMES[a.game]
     work = a.work or os.path.join(ROOT, "runs", a.game)
     weights = a.weights or os.path.join(ROOT, "weights", name)
     os.makedirs(work, exist_ok=True)
@@ -107,7 +109,7 @@ def main(argv=None):
     if not os.path.isdir(eval_dir) or not os.listdir(eval_dir):
         run([a.pcn, "--net", "none", "--seed", EVAL_SEED, "selfplay", *sp_args, "--games",
              a.eval_games, "--bins", a.bins, "--sims", a.sims, "--fast-sims", a.fast_sims,
-             "--emit-eval-set", eval_dir])
+             "--emit-eval-set", eval_dir, "--eval-back", a.eval_back or eval_back])
     done = 0
     while time.time() < t_end and (a.iterations == 0 or done < a.iterations):
         it = state["iteration"] + 1
