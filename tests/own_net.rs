@@ -135,3 +135,56 @@ fn fresh_exports_match_pytorch() {
         check(&out);
     }
 }
+
+/// The shipped networks (weights/*-pcn) reproduce their own golden vectors, and `--net auto`
+/// picks them for their game (and nothing for a board they were not made for).
+#[test]
+fn shipped_networks_match_their_golden_vectors_and_auto_finds_them() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for (dir, game, size) in [
+        ("weights/killallgo9-pcn", "killallgo", "9"),
+        ("weights/gomoku15-pcn", "gomoku", "15"),
+    ] {
+        let d = root.join(dir);
+        if !d.join("model.safetensors").is_file() {
+            eprintln!("NOTICE: {dir} not shipped: skipped");
+            continue;
+        }
+        check(&d);
+        let m = Model::load(&d).unwrap();
+        let name = m.info.name.clone();
+        let size_mb = std::fs::metadata(d.join("model.safetensors"))
+            .unwrap()
+            .len() as f64
+            / 1e6;
+        assert!(size_mb <= 5.0, "{dir}: {size_mb} MB");
+        let out = Command::new(env!("CARGO_BIN_EXE_pcn"))
+            .current_dir(root)
+            .args(["--net", "auto", "gtp", "--game", game, "--size", size])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .and_then(|mut ch| {
+                use std::io::Write;
+                ch.stdin.take().unwrap().write_all(b"pcn-net\nquit\n")?;
+                ch.wait_with_output()
+            })
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(text.contains(&name), "{dir}: pcn-net said {text}");
+    }
+    // 7x7 Killall-Go has no shipped network: auto means none there.
+    let out = Command::new(env!("CARGO_BIN_EXE_pcn"))
+        .current_dir(root)
+        .args(["--net", "auto", "gtp", "--game", "killallgo", "--size", "7"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .and_then(|mut ch| {
+            use std::io::Write;
+            ch.stdin.take().unwrap().write_all(b"pcn-net\nquit\n")?;
+            ch.wait_with_output()
+        })
+        .unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).contains("= none"));
+}

@@ -42,7 +42,8 @@ def run(cmd, **kw):
 def gate(a, net, eval_dir):
     """Solves the evaluation set with `net` ('none' or a model dir): (solved, seconds over
     all positions, the unsolved ones counting their full time)."""
-    files = sorted(f for f in os.listdir(eval_dir) if f.endswith(".sgf"))[: a.eval_positions]
+    files = sorted((f for f in os.listdir(eval_dir) if f.endswith(".sgf")),
+                   key=lambda f: (len(f), f))[: a.eval_positions]
     paths = [os.path.join(eval_dir, f) for f in files]
     if not paths:
         return 0, 0.0

@@ -1,6 +1,7 @@
 """python -m pcn_train train|export: see docs/training.md."""
 
 import argparse
+import os
 import sys
 
 import numpy as np
@@ -49,7 +50,7 @@ def main(argv=None):
             x = golden_inputs(buf.r, buf.h)
             ex.export(net, a.export, a.name, notes={
                 "steps": step, "batch": a.batch, "lr": a.lr, "label": a.label,
-                "positions_in_buffer": len(buf), "records": a.records}, golden_inputs=x)
+                "positions_in_buffer": len(buf), "records": [os.path.relpath(r) for r in a.records]}, golden_inputs=x)
             print(f"exported {a.export}")
         return 0
     torch.manual_seed(a.seed)
