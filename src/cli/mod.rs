@@ -67,22 +67,10 @@ pub struct GlobalOpts {
 }
 
 impl GlobalOpts {
-    /// The network of `--net` for an engine (`None` for `none`), loaded with the `--threads`
-    /// backend threads; the error is the message for the command line.
-    pub fn open_net(&self) -> Result<Option<SolverNet>, String> {
-        SolverNet::open(
-            &self.net,
-            &self.backend,
-            self.symmetries as usize,
-            self.threads.unwrap_or(1) as usize,
-        )
-        .map_err(|e| format!("--net {}: {e}", self.net))
-    }
-}
-
-impl GlobalOpts {
-    /// [`GlobalOpts::open_net`] for an engine playing `sample`'s game: `--net auto` becomes
-    /// the shipped network for that game and board (none when there is none).
+    /// The network of `--net` for an engine playing `sample`'s game (`None` for `none`),
+    /// loaded with the `--threads` backend threads; `--net auto` becomes the shipped network
+    /// for that game and board (none when there is none). The error is the message for the
+    /// command line.
     pub fn open_net_for<G: crate::game::Game>(
         &self,
         sample: &G,

@@ -1,7 +1,8 @@
 //! Self-play data for proof cost networks (`pcn selfplay`; docs/training.md).
 //!
-//! Layered above [`crate::search`]'s neighbours (it uses only [`crate::game`], [`crate::nn`]
-//! and [`crate::sgf`]) and below [`crate::cli`]. Games are played by the PCN self-play
+//! It uses only [`crate::game`], [`crate::nn`] and [`crate::sgf`]; it is a layer higher
+//! than [`crate::search`] (so that solver-labelled data may join later) and lower than
+//! [`crate::cli`]. Games are played by the PCN self-play
 //! search of [`mcts`] (the OR player prefers small proof costs, the AND player large ones,
 //! Dirichlet noise at the root), several games at once so that a
 //! [`crate::nn::eval::BatchingEvaluator`] can batch their network calls. Each game is seeded
