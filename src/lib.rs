@@ -14,11 +14,15 @@
 //!   [`search::greedy`], [`search::reference`] "ab4", chosen by name in [`search::registry`]);
 //!   the generic UCT player ([`search::uct`]); the solver suite ([`search::solver`]: MCTS
 //!   solver, DFPN, focused DFPN, transposition table, proof trees).
+//! - [`selfplay`]: training data for proof cost networks (`pcn selfplay`): the PCN
+//!   self-play search, the paper's proof-cost labels, the record file format. Uses game, nn
+//!   and sgf only; a layer higher than search, so that it may use the solvers later.
 //! - [`proof`]: proof trees as SGF files and the independent proof checker (`pcn verify`).
 //! - [`engine`]: the background search thread and the move clock.
 //! - [`arena`]: matches between two players (`pcn match`).
 //! - [`protocol`]: front ends: Gomocup/Piskvork brain protocol, GTP v2, protocol detection.
-//! - [`cli`]: the `pcn` binary's subcommands (gomocup, gtp, solve, verify, bench, match).
+//! - [`cli`]: the `pcn` binary's subcommands (gomocup, gtp, solve, verify, bench, match,
+//!   selfplay).
 
 pub mod arena;
 pub mod cli;
@@ -28,5 +32,6 @@ pub mod nn;
 pub mod proof;
 pub mod protocol;
 pub mod search;
+pub mod selfplay;
 pub mod sgf;
 pub mod util;

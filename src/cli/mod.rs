@@ -51,7 +51,8 @@ pub struct GlobalOpts {
     #[arg(long, global = true)]
     pub log_level: Option<log::LevelFilter>,
     /// Network for the solvers: a model directory (or its model.safetensors / model.json),
-    /// or `none`. `pcn solve`: every solver but plain `dfpn`; `pcn gtp`: the configured
+    /// `auto` (the network shipped in weights/ for the game and board, none if there is
+    /// none; see docs/training.md) or `none`. `pcn solve`: every solver but plain `dfpn`; `pcn gtp`: the configured
     /// solver (genmove, analysis, `pcn-solve`); Gomocup: the `solver` players. α0 models
     /// give MCTS priors/values and the FDFPN value window; PCN models give proof-cost values
     /// (MCTS) and pn/dn initialisation (FDFPN).
@@ -67,11 +68,24 @@ pub struct GlobalOpts {
 }
 
 impl GlobalOpts {
-    /// The network of `--net` for an engine (`None` for `none`), loaded with the `--threads`
-    /// backend threads; the error is the message for the command line.
-    pub fn open_net(&self) -> Result<Option<SolverNet>, String> {
-        SolverNet::open(
+    /// The network of `--net` for an engine playing `sample`'s game (`None` for `none`),
+    /// loaded with the `--threads` backend threads; `--net auto` becomes the shipped network
+    /// for that game and board (none when there is none). The error is the message for the
+    /// command line.
+    pub fn open_net_for<G: crate::game::Game>(
+        &self,
+        sample: &G,
+    ) -> Result<Option<SolverNet>, String> {
+        let Some(path) = crate::nn::shipped::resolve_for_game(
             &self.net,
+            &sample.name(),
+            sample.width(),
+            sample.height(),
+        ) else {
+            return Ok(None);
+        };
+        SolverNet::open(
+            &path,
             &self.backend,
             self.symmetries as usize,
             self.threads.unwrap_or(1) as usize,
@@ -100,6 +114,8 @@ pub enum Cmd {
     Nnbench(nnbench::NnBenchArgs),
     /// Train the Gomoku pattern policy from alpha-beta self-play (see weights/README.md).
     TrainPatterns(train::TrainArgs),
+    /// Self-play training data for proof cost networks (see docs/training.md).
+    Selfplay(selfplay::SelfplayArgs),
 }
 
 /// Options of `pcn gtp`.
@@ -162,7 +178,7 @@ fn engine_net<G: crate::game::Game>(
     g: &GlobalOpts,
     sample: &G,
 ) -> Result<Option<SolverNet>, String> {
-    let net = g.open_net()?;
+    let net = g.open_net_for(sample)?;
     if let Some(n) = &net {
         n.check_fits(sample)
             .map_err(|e| format!("--net {}: {e}", g.net))?;
@@ -351,6 +367,7 @@ pub mod arena_cmd;
 pub mod bench;
 pub mod nnbench;
 
+pub mod selfplay;
 pub mod solve;
 pub mod train;
 pub mod verify;
@@ -392,6 +409,12 @@ pub fn main() -> i32 {
         }
         Some(Cmd::TrainPatterns(a)) => {
             train::run(a, cli.global.seed, cli.global.threads.unwrap_or(1) as usize)
+        }
+        Some(Cmd::Selfplay(mut a)) => {
+            a.net = cli.global.net.clone();
+            a.backend = cli.global.backend.clone();
+            let threads = cli.global.threads.unwrap_or(1) as usize;
+            selfplay::run_cmd(a, cli.global.seed, threads)
         }
         Some(Cmd::Gtp(a)) => {
             let input = spawn_line_reader(std::io::stdin());

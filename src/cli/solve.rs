@@ -322,14 +322,24 @@ struct Run {
     net: Option<Arc<dyn Evaluator>>,
     /// The same behind a batching queue, made for multi-threaded MCTS on first use.
     batched: Option<Arc<dyn Evaluator>>,
+    /// `--net auto`: the shipped network last resolved (per game, on first use).
+    auto_path: Option<Option<String>>,
     written: std::collections::HashSet<PathBuf>,
     bar: Option<ProgressBar>,
 }
 
-/// The network of `--net` (None for `none`).
+/// The network of `--net` (None for `none`; `auto` is resolved per game, see
+/// [`Run::resolve_auto`]).
 fn open_net(args: &SolveArgs) -> Result<Option<Arc<dyn Evaluator>>, String> {
+    open_path(args, &args.net)
+}
+
+fn open_path(args: &SolveArgs, path: &str) -> Result<Option<Arc<dyn Evaluator>>, String> {
+    if crate::nn::shipped::is_auto(path) {
+        return Ok(None);
+    }
     let threads = args.threads.max(1) as usize;
-    SolverNet::open(&args.net, &args.backend, args.symmetries as usize, threads)
+    SolverNet::open(path, &args.backend, args.symmetries as usize, threads)
         .map(|n| n.map(|n| n.eval))
         .map_err(|e| e.to_string())
 }
@@ -453,6 +463,7 @@ pub fn run(args: SolveArgs) -> i32 {
         killallgo: None,
         net,
         batched: None,
+        auto_path: None,
         written: Default::default(),
         bar,
     };
@@ -568,6 +579,26 @@ fn summary_table(records: &[Record], run: &Run) -> String {
 }
 
 impl Run {
+    /// `--net auto`: loads the shipped network for `g`'s game and board (none when there is
+    /// none for it) when it differs from the one loaded.
+    fn resolve_auto<G: SolverGame>(&mut self, g: &G) -> Result<(), String> {
+        if !crate::nn::shipped::is_auto(&self.args.net) {
+            return Ok(());
+        }
+        let path = crate::nn::shipped::resolve_for_game("auto", &g.name(), g.width(), g.height());
+        if self.auto_path.as_ref() != Some(&path) {
+            self.net = match &path {
+                Some(p) => {
+                    open_path(&self.args, p).map_err(|e| format!("--net auto ({p}): {e}"))?
+                }
+                None => None,
+            };
+            self.batched = None;
+            self.auto_path = Some(path);
+        }
+        Ok(())
+    }
+
     /// The evaluator for solver `name`: behind a batching queue when several MCTS threads
     /// share it (made once, on first use), else as loaded. The queue runs as many workers
     /// as the backend keeps batches in flight (1 on the CPU, 2 on the GPU).
@@ -664,6 +695,9 @@ impl Run {
         slot: &mut Option<Box<dyn Solver<G>>>,
     ) -> Record {
         if slot.is_none() {
+            if let Err(e) = self.resolve_auto(g) {
+                return self.error(input, e);
+            }
             let name = resolve_solver_name::<G>(&self.args.solver);
             let made = match self.net_for(&name) {
                 None => solver_by_name::<G>(&name, &self.opts).map_err(|e| e.to_string()),

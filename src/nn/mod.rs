@@ -163,6 +163,7 @@ pub mod cpu;
 #[cfg(feature = "cuda")]
 pub mod cuda;
 pub mod model;
+pub mod shipped;
 
 /// Backend names [`open`] accepts (`""` or `auto`: the GPU when one is usable, else the
 /// CPU). `cuda` is fp16 storage with fp32 accumulation, `cuda-fp32` strict fp32; both need

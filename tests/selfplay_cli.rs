@@ -1,0 +1,174 @@
+//! `pcn selfplay` from the command line: records, resuming, the eval set, a network of
+//! ours in the loop, and clear errors (exit 2) for bad options and networks that do not fit.
+
+use std::path::Path;
+use std::process::Command;
+
+use pcn::selfplay::record::{read_all, FLAG_LAST};
+
+fn pcn() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_pcn"))
+}
+
+fn tiny_net() -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/own-tiny-killallgo")
+        .display()
+        .to_string()
+}
+
+fn games_in(p: &Path) -> usize {
+    read_all(p)
+        .unwrap()
+        .1
+        .iter()
+        .filter(|r| r.flags & FLAG_LAST != 0)
+        .count()
+}
+
+#[test]
+fn writes_resumes_and_uses_a_network() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("k.rec");
+    let st = pcn()
+        .args([
+            "--seed",
+            "3",
+            "selfplay",
+            "--games",
+            "3",
+            "--sims",
+            "8",
+            "--fast-sims",
+            "4",
+        ])
+        .arg("--out")
+        .arg(&out)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    assert_eq!(games_in(&out), 3);
+    let first = std::fs::read(&out).unwrap();
+    // Asking for 5 plays games 3 and 4 only; games 0..3 stay byte for byte.
+    let st = pcn()
+        .args([
+            "--seed",
+            "3",
+            "selfplay",
+            "--games",
+            "5",
+            "--sims",
+            "8",
+            "--fast-sims",
+            "4",
+        ])
+        .arg("--out")
+        .arg(&out)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    assert_eq!(games_in(&out), 5);
+    assert_eq!(&std::fs::read(&out).unwrap()[..first.len()], &first[..]);
+    // Gomoku 4T, Black proving, with the Killall-Go file refused as another game's.
+    let st = pcn()
+        .args([
+            "selfplay", "--game", "gomoku", "--games", "2", "--sims", "8",
+        ])
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(st.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&st.stderr).contains("other games"));
+    let g = dir.path().join("g.rec");
+    let st = pcn()
+        .args([
+            "selfplay", "--game", "gomoku", "--games", "2", "--sims", "8",
+        ])
+        .arg("--out")
+        .arg(&g)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let (h, recs) = read_all(&g).unwrap();
+    assert_eq!((h.board_size, h.planes, h.actions), (15, 4, 225));
+    assert_eq!(h.proof_color, "B");
+    assert!(!recs.is_empty());
+    // Our tiny network (32 bins) in the loop, with an eval set.
+    let n = dir.path().join("n.rec");
+    let ev = dir.path().join("eval");
+    let st = pcn()
+        .args([
+            "--net",
+            &tiny_net(),
+            "selfplay",
+            "--games",
+            "4",
+            "--bins",
+            "32",
+        ])
+        .args(["--sims", "8", "--parallel", "2", "--out"])
+        .arg(&n)
+        .arg("--emit-eval-set")
+        .arg(&ev)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    assert_eq!(games_in(&n), 4);
+    assert!(ev.is_dir());
+}
+
+#[test]
+fn bad_options_and_unfit_networks_are_clear_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("x.rec");
+    for args in [
+        vec!["selfplay", "--games", "1"],
+        vec!["selfplay", "--game", "chess", "--games", "1", "--out"],
+        vec!["selfplay", "--sims", "0", "--out"],
+        vec!["selfplay", "--eval-back", "4", "--out"],
+        vec!["selfplay", "--prove", "red", "--out"],
+        vec!["--net", "/nonexistent/model", "selfplay", "--out"],
+    ] {
+        let mut c = pcn();
+        c.args(&args);
+        if args.last() == Some(&"--out") {
+            c.arg(&out);
+        }
+        let o = c.output().unwrap();
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert!(String::from_utf8_lossy(&o.stderr).contains("pcn selfplay"));
+    }
+    // A Killall-Go network for Gomoku: refused before any game, no panic.
+    let o = pcn()
+        .args([
+            "--net",
+            &tiny_net(),
+            "selfplay",
+            "--game",
+            "gomoku",
+            "--out",
+        ])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("not this game"));
+    // And for pcn solve on a Gomoku problem: an error record, exit 1.
+    let o = pcn()
+        .args(["--net", &tiny_net(), "solve", "--time", "1", "-"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .and_then(|mut ch| {
+            use std::io::Write;
+            ch.stdin
+                .take()
+                .unwrap()
+                .write_all(b"(;GM[4]SZ[15];B[hh])")?;
+            ch.wait_with_output()
+        })
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("does not fit"));
+}

@@ -1,0 +1,101 @@
+//! Smoke test of the whole training loop (training/loop.py, `make train`) on a tiny
+//! network: self-play games, a few training steps, export, gate (solving the loop's own
+//! evaluation positions with and without the network), promotion, and one solve with the
+//! promoted network. Needs PyTorch under `.tools/torch` (`make test` installs it); skips
+//! with a notice otherwise.
+
+use std::path::Path;
+use std::process::Command;
+
+use pcn::nn::model::Model;
+use pcn::nn::NetKind;
+
+#[test]
+fn loop_runs_end_to_end_on_a_tiny_network() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    if !root.join(".tools/torch/torch").is_dir() {
+        eprintln!(
+            "NOTICE: PyTorch not installed under .tools/torch: training-loop smoke test skipped"
+        );
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let work = tmp.path().join("run");
+    let weights = tmp.path().join("weights");
+    let st = Command::new("python3")
+        .arg(root.join("training/loop.py"))
+        .args(["--game", "killallgo", "--iterations", "1", "--pcn"])
+        .arg(env!("CARGO_BIN_EXE_pcn"))
+        .arg("--work")
+        .arg(&work)
+        .arg("--weights")
+        .arg(&weights)
+        .args([
+            "--games-per-iter",
+            "12",
+            "--steps-per-iter",
+            "10",
+            "--batch",
+            "64",
+        ])
+        .args([
+            "--blocks",
+            "1",
+            "--filters",
+            "8",
+            "--bins",
+            "64",
+            "--parallel",
+            "2",
+        ])
+        .args([
+            "--eval-games",
+            "30",
+            "--eval-positions",
+            "4",
+            "--eval-time",
+            "1",
+        ])
+        .status()
+        .expect("python3 runs");
+    assert!(st.success(), "training/loop.py failed");
+    let state: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(work.join("state.json")).unwrap()).unwrap();
+    assert_eq!(state["iteration"], 1);
+    let h = &state["history"][0];
+    assert_eq!(h["games"], 12);
+    assert!(h["eval_positions"].as_u64().unwrap() >= 1);
+    // The candidate is a loadable PCN of the asked shape; the replay buffer holds the games.
+    let cand = Model::load(work.join("candidate")).unwrap();
+    assert_eq!(cand.info.kind, NetKind::Pcn { bins: 64 });
+    let (_, recs) = pcn::selfplay::record::read_all(&work.join("selfplay.rec")).unwrap();
+    assert_eq!(
+        recs.iter()
+            .filter(|r| r.flags & pcn::selfplay::record::FLAG_LAST != 0)
+            .count(),
+        12
+    );
+    // Promoted or not as the gate said.
+    let promoted = h["promoted"].as_bool().unwrap();
+    assert_eq!(weights.join("model.safetensors").is_file(), promoted);
+    // One solve with the candidate on an evaluation position.
+    let eval = work.join("eval");
+    let first = std::fs::read_dir(&eval)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|x| x == "sgf"))
+        .expect("an eval position");
+    let out = Command::new(env!("CARGO_BIN_EXE_pcn"))
+        .arg("--net")
+        .arg(work.join("candidate"))
+        .args(["solve", "--time", "1"])
+        .arg(&first)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let line: serde_json::Value =
+        serde_json::from_str(String::from_utf8_lossy(&out.stdout).lines().next().unwrap()).unwrap();
+    assert_ne!(line["result"], "error", "{line}");
+    assert_eq!(line["game"], "killallgo");
+}

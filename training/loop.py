@@ -1,0 +1,162 @@
+"""The training loop: self-play -> train -> export -> gate -> promote (``make train``).
+
+    python3 training/loop.py --game killallgo --hours 2
+
+Everything is resumable: the replay buffer (self-play records), the checkpoint, the
+evaluation set and the loop's state live under ``runs/<game>/`` (gitignored); the promoted
+network is ``weights/<game>-pcn/``, which the next self-play uses. The gate solves a fixed
+evaluation set that the engine made from its own self-play games (``pcn selfplay
+--emit-eval-set``, iteration 0 play, a separate seed) and promotes the candidate only if it
+solves more positions than the current network (or none), or as many in less total time.
+Nothing here reads ../shared: no third-party network or problem enters the loop.
+"""
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+
+GAMES = {
+    # game: (weights name, pcn selfplay args, the gate's --prove, default --eval-back)
+    "killallgo": ("killallgo9-pcn", ["--game", "killallgo"], "white", 9),
+    "gomoku": ("gomoku15-pcn", ["--game", "gomoku", "--rule", "4t"], "black", 15),
+}
+EVAL_SEED = 1_000_003
+
+
+def log(*a):
+    print("[loop]", *a, flush=True)
+
+
+def run(cmd, **kw):
+    log(" ".join(str(c) for c in cmd))
+    return subprocess.run([str(c) for c in cmd], check=True, **kw)
+
+
+def gate(a, net, eval_dir):
+    """Solves the evaluation set with `net` ('none' or a model dir): (solved, seconds over
+    all positions, the unsolved ones counting their full time)."""
+    files = sorted((f for f in os.listdir(eval_dir) if f.endswith(".sgf")),
+                   key=lambda f: (len(f), f))[: a.eval_positions]
+    paths = [os.path.join(eval_dir, f) for f in files]
+    if not paths:
+        return 0, 0.0
+    cmd = [a.pcn, "--net", net, "--threads", "1", "--symmetries", "1", "solve",
+           "--time", a.eval_time, "--prove", GAMES[a.game][2]]
+    if a.game == "gomoku":
+        cmd += ["--rule", "4t"]
+    log(" ".join(cmd), f"({len(paths)} positions from {eval_dir})")
+    p = subprocess.run(cmd + paths, capture_output=True, text=True)
+    solved, secs = 0, 0.0
+    for line in p.stdout.splitlines():
+        try:
+            r = json.loads(line)
+        except ValueError:
+            continue
+        secs += float(r.get("seconds", 0.0))
+        if r.get("result") in ("win", "loss"):
+            solved += 1
+    return solved, secs
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    p.add_argument("--game", choices=sorted(GAMES), default="killallgo")
+    p.add_argument("--hours", type=float, default=2.0, help="stop after this long")
+    p.add_argument("--iterations", type=int, default=0, help="stop after this many (0: no limit)")
+    p.add_argument("--work", help="run directory (default runs/<game>)")
+    p.add_argument("--weights", help="promoted network directory (default weights/<game>-pcn)")
+    p.add_argument("--pcn", default=os.path.join(ROOT, "target", "release", "pcn"))
+    p.add_argument("--games-per-iter", type=int, default=400)
+    p.add_argument("--steps-per-iter", type=int, default=400)
+    p.add_argument("--batch", type=int, default=256)
+    p.add_argument("--lr", type=float, default=0.02)
+    p.add_argument("--blocks", type=int, default=3)
+    p.add_argument("--filters", type=int, default=32)
+    p.add_argument("--bins", type=int, default=500)
+    p.add_argument("--label", choices=["max", "heur"], default="heur")
+    p.add_argument("--window", type=int, default=300_000)
+    p.add_argument("--sims", type=int, default=64)
+    p.add_argument("--fast-sims", type=int, default=16)
+    p.add_argument("--parallel", type=int, default=8)
+    p.add_argument("--threads", type=int, default=1, help="network / PyTorch threads")
+    p.add_argument("--eval-games", type=int, default=200, help="games that make the eval set")
+    p.add_argument("--eval-positions", type=int, default=40)
+    p.add_argument("--eval-back", type=int, default=0,
+                   help="plies before the end of a game (odd; 0: 9 Killall-Go, 15 Gomoku)")
+    p.add_argument("--eval-time", default="5", help="seconds per gate position")
+    p.add_argument("--seed", type=int, default=1)
+    a = p.parse_args(argv)
+    name, sp_args, _, eval_back = GAMES[a.game]
+    work = a.work or os.path.join(ROOT, "runs", a.game)
+    weights = a.weights or os.path.join(ROOT, "weights", name)
+    os.makedirs(work, exist_ok=True)
+    state_path = os.path.join(work, "state.json")
+    state = {"iteration": 0, "games": 0, "best": None, "history": []}
+    if os.path.exists(state_path):
+        state = json.load(open(state_path))
+    records = os.path.join(work, "selfplay.rec")
+    eval_dir = os.path.join(work, "eval")
+    env = dict(os.environ, OMP_NUM_THREADS=str(a.threads))
+    pypath = [os.path.join(ROOT, ".tools", "torch"), HERE, env.get("PYTHONPATH", "")]
+    env["PYTHONPATH"] = ":".join(x for x in pypath if x)
+    t_end = time.time() + a.hours * 3600
+    if not os.path.isdir(eval_dir) or not os.listdir(eval_dir):
+        run([a.pcn, "--net", "none", "--seed", EVAL_SEED, "selfplay", *sp_args, "--games",
+             a.eval_games, "--bins", a.bins, "--sims", a.sims, "--fast-sims", a.fast_sims,
+             "--emit-eval-set", eval_dir, "--eval-back", a.eval_back or eval_back])
+    done = 0
+    while time.time() < t_end and (a.iterations == 0 or done < a.iterations):
+        it = state["iteration"] + 1
+        have_best = os.path.exists(os.path.join(weights, "model.safetensors"))
+        best = weights if have_best else "none"
+        t0 = time.time()
+        state["games"] += a.games_per_iter
+        run([a.pcn, "--net", best, "--threads", a.threads, "--seed", a.seed, "selfplay",
+             *sp_args, "--games", state["games"], "--out", records, "--bins", a.bins,
+             "--sims", a.sims, "--fast-sims", a.fast_sims, "--parallel", a.parallel])
+        t1 = time.time()
+        cand = os.path.join(work, "candidate")
+        run([sys.executable, "-m", "pcn_train", "train", "--records", records, "--dir",
+             os.path.join(work, "train"), "--export", cand, "--name", f"{name}-it{it}",
+             "--steps", a.steps_per_iter, "--batch", a.batch, "--lr", a.lr, "--blocks",
+             a.blocks, "--filters", a.filters, "--label", a.label, "--window", a.window,
+             "--threads", a.threads, "--seed", a.seed + it], env=env)
+        t2 = time.time()
+        if state.get("best") is None or state["best"].get("net") != best:
+            s, sec = gate(a, best, eval_dir)
+            state["best"] = {"net": best, "solved": s, "seconds": sec}
+        b = state["best"]
+        s, sec = gate(a, cand, eval_dir)
+        promote = s > b["solved"] or (s == b["solved"] and sec < b["seconds"])
+        log(f"iteration {it}: candidate solves {s} in {sec:.1f} s, current ({best}) "
+            f"{b['solved']} in {b['seconds']:.1f} s -> {'promote' if promote else 'keep'}")
+        if promote:
+            os.makedirs(weights, exist_ok=True)
+            for f in ("model.safetensors", "model.json", "golden.safetensors", "golden.json"):
+                shutil.copyfile(os.path.join(cand, f), os.path.join(weights, f + ".tmp"))
+                os.replace(os.path.join(weights, f + ".tmp"), os.path.join(weights, f))
+            state["best"] = {"net": weights, "solved": s, "seconds": sec}
+        state["iteration"] = it
+        state["history"].append({
+            "iteration": it, "games": state["games"], "selfplay_s": round(t1 - t0, 1),
+            "train_s": round(t2 - t1, 1), "gate_s": round(time.time() - t2, 1),
+            "candidate_solved": s, "candidate_seconds": round(sec, 2),
+            "best_solved": b["solved"], "best_seconds": round(b["seconds"], 2),
+            "promoted": promote, "eval_positions": min(a.eval_positions, len(os.listdir(eval_dir))),
+        })
+        json.dump(state, open(state_path + ".tmp", "w"), indent=1)
+        os.replace(state_path + ".tmp", state_path)
+        done += 1
+    log(f"stopped after {done} iteration(s); state in {state_path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

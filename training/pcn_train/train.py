@@ -1,0 +1,187 @@
+"""Training: the paper's losses (eq. 4) with 8-fold symmetry augmentation, SGD with
+momentum, checkpoints, a CSV log and a loss plot."""
+
+import csv
+import math
+import os
+import time
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from . import data
+from .model import Net
+
+
+class Buffer:
+    """The replay buffer: the last `window` usable positions of the record files."""
+
+    def __init__(self, paths, window, label="max"):
+        recs = []
+        h0 = None
+        for p in paths:
+            if not os.path.exists(p):
+                continue
+            h, r = data.read_records(p)
+            if h0 is not None and (h["board_size"], h["planes"], h["actions"], h["bins"]) != (
+                    h0["board_size"], h0["planes"], h0["actions"], h0["bins"]):
+                raise ValueError(f"{p}: other shapes than {paths[0]}")
+            h0 = h0 or h
+            recs.append(r[(r["flags"] & data.FLAG_NO_WINNER) == 0])
+        if h0 is None:
+            raise ValueError("no record files")
+        r = np.concatenate(recs) if recs else recs
+        self.h = h0
+        self.r = r[-window:] if window > 0 else r
+        self.label = "cost_max" if label == "max" else "cost_heur"
+        n = h0["board_size"]
+        self.perms = torch.as_tensor(data.symmetry_perms(n, h0["actions"]))
+
+    def __len__(self):
+        return len(self.r)
+
+    def batch(self, rng, size, augment=True):
+        idx = rng.integers(0, len(self.r), size)
+        b = self.r[idx]
+        h = self.h
+        n = h["board_size"]
+        x = torch.from_numpy(data.unpack_planes(b["bits"], h))
+        pol = torch.from_numpy(b["policy"].copy())
+        if augment:
+            s = torch.from_numpy(rng.integers(0, 8, size))
+            perm = self.perms[s]  # [B, A]: T_s(a)
+            board = perm[:, : n * n]
+            flat = x.reshape(size, h["planes"], n * n)
+            xs = torch.empty_like(flat)
+            # x_s[T_s(a)] = x[a]; the policy target moves the same way, pass stays.
+            xs.scatter_(2, board[:, None, :].expand_as(flat), flat)
+            x = xs.reshape(size, h["planes"], n, n)
+            ps = torch.empty_like(pol)
+            ps.scatter_(1, perm, pol)
+            pol = ps
+        costs = b[self.label]
+        tb = torch.from_numpy(data.two_hot(costs[:, 0], h["bins"]))
+        tw = torch.from_numpy(data.two_hot(costs[:, 1], h["bins"]))
+        full = torch.from_numpy(((b["flags"] & data.FLAG_FULL_SEARCH) != 0).astype(np.float32))
+        z = torch.from_numpy(b["z"].copy())
+        return x, pol, full, tb, tw, z
+
+
+def losses(net, batch):
+    """(total, policy, black, white or value) for one batch."""
+    x, pol, full, tb, tw, z = batch
+    out = net(x)
+    logp = F.log_softmax(out[0], 1)
+    lp = -(pol * logp).sum(1)
+    lp = (lp * full).sum() / full.sum().clamp(min=1.0)
+    if net.cfg["kind"] == "pcn":
+        lb = -(tb * F.log_softmax(out[1], 1)).sum(1).mean()
+        lw = -(tw * F.log_softmax(out[2], 1)).sum(1).mean()
+        return lp + lb + lw, lp, lb, lw
+    lv = F.mse_loss(out[1].squeeze(1), z)
+    return lp + lv, lp, lv, torch.zeros(())
+
+
+def plot(csv_path, out_path):
+    """Loss curves: PNG through matplotlib when it is installed, else a small SVG."""
+    rows = list(csv.DictReader(open(csv_path)))
+    if not rows:
+        return None
+    keys = ["loss", "policy", "black", "white"]
+    steps = [float(r["step"]) for r in rows]
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        fig, ax = plt.subplots(figsize=(6, 3.5))
+        for k in keys:
+            ax.plot(steps, [float(r[k]) for r in rows], label=k)
+        ax.set_xlabel("step")
+        ax.legend()
+        out = os.path.splitext(out_path)[0] + ".png"
+        fig.savefig(out, dpi=80)
+        return out
+    except ImportError:
+        pass
+    w, hgt, pad = 600, 300, 40
+    vals = [float(r[k]) for r in rows for k in keys]
+    lo, hi = min(vals), max(vals)
+    x0, x1 = min(steps), max(steps)
+    sx = lambda s: pad + (s - x0) / max(x1 - x0, 1e-9) * (w - 2 * pad)
+    sy = lambda v: hgt - pad - (v - lo) / max(hi - lo, 1e-9) * (hgt - 2 * pad)
+    colours = ["#000", "#c33", "#36c", "#393"]
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{hgt}">',
+             f'<rect width="{w}" height="{hgt}" fill="white"/>',
+             f'<text x="{pad}" y="15" font-size="11">loss {lo:.3f}..{hi:.3f} over steps '
+             f'{x0:.0f}..{x1:.0f}</text>']
+    for i, k in enumerate(keys):
+        pts = " ".join(f"{sx(s):.1f},{sy(float(r[k])):.1f}" for s, r in zip(steps, rows))
+        parts.append(f'<polyline fill="none" stroke="{colours[i]}" points="{pts}"/>')
+        parts.append(f'<text x="{w - pad - 60}" y="{30 + 14 * i}" font-size="11" '
+                     f'fill="{colours[i]}">{k}</text>')
+    parts.append("</svg>")
+    with open(out_path, "w") as f:
+        f.write("\n".join(parts))
+    return out_path
+
+
+def train(args):
+    """Trains (or continues from the checkpoint) for args.steps steps; returns the net."""
+    torch.set_num_threads(max(1, args.threads))
+    torch.manual_seed(args.seed)
+    rng = np.random.default_rng(args.seed)
+    buf = Buffer(args.records, args.window, args.label)
+    h = buf.h
+    if len(buf) == 0:
+        raise SystemExit("no usable positions in the records")
+    os.makedirs(args.dir, exist_ok=True)
+    ckpt = os.path.join(args.dir, "checkpoint.pt")
+    net = Net(h["game"], h["board_size"], h["planes"], h["actions"], args.blocks,
+              args.filters, args.kind, h["bins"])
+    opt = torch.optim.SGD(net.parameters(), lr=args.lr, momentum=0.9, weight_decay=1e-4)
+    step = 0
+    if os.path.exists(ckpt) and not args.fresh:
+        st = torch.load(ckpt, weights_only=False)
+        if st["cfg"] != net.cfg:
+            raise SystemExit(f"{ckpt}: checkpoint of another network {st['cfg']}; use --fresh")
+        net.load_state_dict(st["net"])
+        opt.load_state_dict(st["opt"])
+        for g in opt.param_groups:
+            g["lr"] = args.lr
+        step = st["step"]
+    log_path = os.path.join(args.dir, "train_log.csv")
+    new_log = not os.path.exists(log_path)
+    logf = open(log_path, "a", newline="")
+    log = csv.writer(logf)
+    if new_log:
+        log.writerow(["step", "loss", "policy", "black", "white", "samples_per_s", "buffer"])
+    net.train()
+    t0 = time.time()
+    acc = np.zeros(4)
+    k = 0
+    for i in range(args.steps):
+        b = buf.batch(rng, args.batch, augment=not args.no_augment)
+        tot, lp, lb, lw = losses(net, b)
+        opt.zero_grad()
+        tot.backward()
+        opt.step()
+        step += 1
+        acc += [tot.item(), lp.item(), lb.item(), lw.item()]
+        k += 1
+        if step % args.log_every == 0 or i == args.steps - 1:
+            sps = (i + 1) * args.batch / max(time.time() - t0, 1e-9)
+            m = acc / k
+            log.writerow([step] + [f"{v:.5f}" for v in m] + [f"{sps:.0f}", len(buf)])
+            logf.flush()
+            print(f"step {step} loss {m[0]:.4f} (policy {m[1]:.4f} black {m[2]:.4f} "
+                  f"white {m[3]:.4f}) {sps:.0f} samples/s buffer {len(buf)}", flush=True)
+            acc[:] = 0
+            k = 0
+    logf.close()
+    torch.save({"net": net.state_dict(), "opt": opt.state_dict(), "step": step,
+                "cfg": net.cfg}, ckpt + ".tmp")
+    os.replace(ckpt + ".tmp", ckpt)
+    plot(log_path, os.path.join(args.dir, "loss.svg"))
+    net.eval()
+    return net, buf, step
