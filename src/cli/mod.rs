@@ -13,7 +13,7 @@ use crate::protocol::detect::{detect_line, Protocol};
 use crate::protocol::{gomocup, gtp, spawn_line_reader, Input};
 use crate::search::greedy::Greedy;
 use crate::search::registry::{
-    gomoku_searcher_with_net, is_solver_name, SolverNet, AUTO_SOLVER, GOMOKU_SEARCHERS,
+    gomoku_searcher_with, is_solver_name, PlayerSettings, SolverNet, AUTO_SOLVER, GOMOKU_SEARCHERS,
 };
 use crate::search::Searcher;
 
@@ -141,17 +141,26 @@ impl Default for GtpArgs {
 }
 
 /// Builds a Gomoku player by name: the search registry's players
-/// ([`crate::search::registry::GOMOKU_SEARCHERS`]; the `solver` players use `net` where it
-/// fits the board) plus the time-handling test players `test-slow` / `test-stubborn` (see
-/// [`crate::engine::testing`]; tests/gomocup_robustness.rs uses them).
+/// ([`crate::search::registry::GOMOKU_SEARCHERS`]; the `solver` players use the threads,
+/// seed and network of `settings`) plus the time-handling test players `test-slow` /
+/// `test-stubborn` (see [`crate::engine::testing`]; tests/gomocup_robustness.rs uses them).
 pub fn make_gomoku_player(
     name: &str,
-    net: Option<&SolverNet>,
+    settings: &PlayerSettings,
 ) -> Option<Box<dyn Searcher<Gomoku>>> {
     match name.to_ascii_lowercase().as_str() {
         "test-slow" => Some(Box::new(Slow(Greedy))),
         "test-stubborn" => Some(Box::new(Stubborn(Greedy))),
-        other => gomoku_searcher_with_net(other, net),
+        other => gomoku_searcher_with(other, settings),
+    }
+}
+
+/// The players' settings from the global options and a loaded network.
+fn player_settings(g: &GlobalOpts, net: Option<SolverNet>) -> PlayerSettings {
+    PlayerSettings {
+        threads: g.threads.unwrap_or(1) as usize,
+        seed: g.seed,
+        net,
     }
 }
 
@@ -208,7 +217,8 @@ fn run_gomocup(
             return 2;
         }
     };
-    let Some(player) = make_gomoku_player(&g.player, net.as_ref()) else {
+    let has_net = net.is_some();
+    let Some(player) = make_gomoku_player(&g.player, &player_settings(g, net)) else {
         eprintln!(
             "pcn: unknown player '{}' (known: {}, test-slow, test-stubborn)",
             g.player,
@@ -216,7 +226,7 @@ fn run_gomocup(
         );
         return 2;
     };
-    if net.is_some() && !g.player.to_ascii_lowercase().starts_with("solver") {
+    if has_net && !g.player.to_ascii_lowercase().starts_with("solver") {
         log::warn!(
             "--net is used by the solver players only, not by '{}'",
             g.player
@@ -247,6 +257,7 @@ fn run_gtp(
         (Ok(move_time), Ok(solve_time)) => gtp::Options {
             nodes: g.nodes,
             seed: g.seed,
+            threads: g.threads.unwrap_or(1) as usize,
             move_time,
             solve_time,
             memory_bytes: g.memory.map(|mb| (mb as usize).saturating_mul(1 << 20)),
@@ -306,7 +317,8 @@ fn run_gtp(
                     return 2;
                 }
             }
-            let Some(player) = make_gomoku_player(&g.player, opts.net.as_ref()) else {
+            let settings = player_settings(g, opts.net.clone());
+            let Some(player) = make_gomoku_player(&g.player, &settings) else {
                 eprintln!("pcn: unknown player '{}'", g.player);
                 return 2;
             };

@@ -304,6 +304,13 @@ impl<G: SolverGame> Solver<G> for NetOrPlain<G> {
             s.set_memory(bytes);
         }
     }
+
+    fn set_threads(&mut self, threads: usize) {
+        self.opts.threads = threads.max(1);
+        for s in [&mut self.with_net, &mut self.plain].into_iter().flatten() {
+            s.set_threads(threads);
+        }
+    }
 }
 
 /// Table memory of the `solver` player's solver before any `set_memory` (the `pcn` player's
@@ -313,21 +320,40 @@ const SOLVER_PLAYER_TABLE_BYTES: usize = 64 << 20;
 /// Fraction of each move the `solver` player gives its solver.
 pub const SOLVER_PLAYER_SHARE: f64 = 0.1;
 
+/// What the players are built with beyond their name: the command line's `--threads`,
+/// `--seed` and `--net` (the players that have no use for one ignore it).
+#[derive(Clone, Debug)]
+pub struct PlayerSettings {
+    /// Search threads of the solvers that run several (at least 1).
+    pub threads: usize,
+    /// Seed of the solvers' random choices.
+    pub seed: u64,
+    /// The solvers' network, used where it fits the board.
+    pub net: Option<SolverNet>,
+}
+
+impl Default for PlayerSettings {
+    fn default() -> Self {
+        PlayerSettings {
+            threads: 1,
+            seed: SolverOptions::default().seed,
+            net: None,
+        }
+    }
+}
+
 /// The `solver` player: the named solver ([`AUTO_SOLVER`]: Gomoku's default, see
-/// [`default_solver_name`]; with VCF knowledge, and the network `net` where it fits) for
-/// [`SOLVER_PLAYER_SHARE`] of each move, then the `pcn` alpha-beta player (see
+/// [`default_solver_name`]; with VCF knowledge, and the network of `settings` where it fits)
+/// for [`SOLVER_PLAYER_SHARE`] of each move, then the `pcn` alpha-beta player (see
 /// [`super::solver_player`]).
-pub fn solver_player(
-    solver: &str,
-    seed: u64,
-    net: Option<&SolverNet>,
-) -> Option<SolverPlayer<Gomoku>> {
+pub fn solver_player(solver: &str, settings: &PlayerSettings) -> Option<SolverPlayer<Gomoku>> {
     let opts = SolverOptions {
         memory_bytes: SOLVER_PLAYER_TABLE_BYTES,
-        seed,
+        seed: settings.seed,
+        threads: settings.threads.max(1),
         ..SolverOptions::default()
     };
-    let s = make_solver::<Gomoku>(solver, &opts, net).ok()?;
+    let s = make_solver::<Gomoku>(solver, &opts, settings.net.as_ref()).ok()?;
     Some(SolverPlayer::new(
         "solver",
         s,
@@ -339,28 +365,29 @@ pub fn solver_player(
     ))
 }
 
-/// A fresh Gomoku searcher by registry name (`None` for an unknown name).
+/// A fresh Gomoku searcher by registry name (`None` for an unknown name), with the default
+/// [`PlayerSettings`].
 pub fn gomoku_searcher(name: &str) -> Option<Box<dyn Searcher<Gomoku>>> {
-    gomoku_searcher_with_net(name, None)
+    gomoku_searcher_with(name, &PlayerSettings::default())
 }
 
-/// [`gomoku_searcher`] whose `solver` players use the network `net` (the other players
-/// have no network and ignore it).
-pub fn gomoku_searcher_with_net(
+/// [`gomoku_searcher`] built with `settings` (the `solver` players use its threads, seed and
+/// network; the others are single-threaded, deterministic and have no network).
+pub fn gomoku_searcher_with(
     name: &str,
-    net: Option<&SolverNet>,
+    settings: &PlayerSettings,
 ) -> Option<Box<dyn Searcher<Gomoku>>> {
     match name {
         "pcn" => Some(Box::new(AlphaBeta::new())),
         "greedy" => Some(Box::new(Greedy)),
         "ab4" => Some(Box::new(Ab4::default())),
-        "solver" => Some(Box::new(solver_player(AUTO_SOLVER, 1, net)?)),
+        "solver" => Some(Box::new(solver_player(AUTO_SOLVER, settings)?)),
         other => {
             let s = other.strip_prefix("solver-")?;
             if !is_solver_name(s) {
                 return None;
             }
-            Some(Box::new(solver_player(s, 1, net)?))
+            Some(Box::new(solver_player(s, settings)?))
         }
     }
 }

@@ -84,6 +84,8 @@ pub struct Options {
     pub nodes: Option<u64>,
     /// Seed of the searches.
     pub seed: u64,
+    /// Search threads of the solver (MCTS; the others are single-threaded).
+    pub threads: usize,
     /// Time per move when the controller sent no time settings.
     pub move_time: Duration,
     /// Default `pcn-solve` time.
@@ -105,6 +107,7 @@ impl Default for Options {
         Options {
             nodes: None,
             seed: 1,
+            threads: 1,
             move_time: Duration::from_secs(5),
             solve_time: Duration::from_secs(10),
             memory_bytes: None,
@@ -158,6 +161,7 @@ fn solver_options(opts: &Options) -> SolverOptions {
     SolverOptions {
         memory_bytes: opts.memory_bytes.unwrap_or(SOLVE_TABLE_BYTES),
         seed: opts.seed,
+        threads: opts.threads.max(1),
         ..SolverOptions::default()
     }
 }

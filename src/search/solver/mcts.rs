@@ -1233,6 +1233,7 @@ impl<G: SolverGame> Solver<G> for Mcts<G> {
         }
         let threads = 1 + forks.len();
         self.last_threads = threads;
+        log::debug!("mcts: {threads} search threads, seed {}", self.opts.seed);
         let budget = Mutex::new(Budget::new(limits, stop));
         let root_mover_good = self.root_mover_good;
         let mut extra_know = 0u64;
@@ -1445,6 +1446,10 @@ impl<G: SolverGame> Solver<G> for Mcts<G> {
         let b = self.opts.tt_bytes();
         *self.tree_mut() = Tree::new(b);
         self.last = None;
+    }
+
+    fn set_threads(&mut self, threads: usize) {
+        self.opts.threads = threads.max(1);
     }
 }
 

@@ -477,6 +477,10 @@ pub trait Solver<G: SolverGame>: Send {
 
     /// Sets the transposition-table budget in bytes (0: default); clears the table.
     fn set_memory(&mut self, bytes: usize);
+
+    /// Sets the search threads (at least 1) of the solvers that run several (MCTS); the
+    /// single-threaded ones ignore it.
+    fn set_threads(&mut self, _threads: usize) {}
 }
 
 /// A solver by name, with the game's default heuristic.
