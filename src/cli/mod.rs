@@ -13,7 +13,7 @@ use crate::protocol::detect::{detect_line, Protocol};
 use crate::protocol::{gomocup, gtp, spawn_line_reader, Input};
 use crate::search::greedy::Greedy;
 use crate::search::registry::{
-    gomoku_searcher_with, is_solver_name, PlayerSettings, SolverNet, AUTO_SOLVER, GOMOKU_SEARCHERS,
+    gomoku_searcher_with, PlayerSettings, SolverNet, AUTO_SOLVER, GOMOKU_SEARCHERS,
 };
 use crate::search::Searcher;
 
@@ -250,6 +250,13 @@ fn run_gtp(
     input: crossbeam::channel::Receiver<Input>,
     prefix: Vec<Input>,
 ) -> i32 {
+    let solver = match gtp::parse_solver(&a.solver) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("pcn: --solver '{}': {e}", a.solver);
+            return 2;
+        }
+    };
     let opts = match (
         seconds("move-time", a.move_time),
         seconds("solve-time", a.solve_time),
@@ -261,7 +268,7 @@ fn run_gtp(
             move_time,
             solve_time,
             memory_bytes: g.memory.map(|mb| (mb as usize).saturating_mul(1 << 20)),
-            solver: a.solver.to_ascii_lowercase(),
+            solver,
             net: None,
         },
         (Err(e), _) | (_, Err(e)) => {
@@ -270,15 +277,6 @@ fn run_gtp(
         }
     };
     let mut opts = opts;
-    if opts.solver != gtp::NO_SOLVER && !is_solver_name(&opts.solver) {
-        eprintln!(
-            "pcn: unknown solver '{}' (expected {AUTO_SOLVER}, {}, {})",
-            a.solver,
-            crate::search::solver::SOLVER_NAMES.join(", "),
-            gtp::NO_SOLVER
-        );
-        return 2;
-    }
     let out = std::io::stdout().lock();
     match a.game.to_ascii_lowercase().as_str() {
         "killallgo" | "killall-go" => {

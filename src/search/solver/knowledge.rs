@@ -5,7 +5,7 @@
 use std::sync::atomic::AtomicBool;
 
 use super::heuristic::ThreatPriors;
-use super::{Heuristic, SolverGame, SolverOptions};
+use super::{Heuristic, SolverGame, SolverKind, SolverOptions};
 use crate::game::gomoku::pattern::Pattern;
 use crate::game::gomoku::{Gomoku, Rule};
 use crate::game::{Game, Move, Outcome};
@@ -224,6 +224,9 @@ pub fn replay_forced_line(g: &mut Gomoku, line: &[Move]) -> bool {
 }
 
 impl SolverGame for Gomoku {
+    /// The MCTS solver with threat knowledge solves the most Gomoku problems.
+    const DEFAULT_SOLVER: SolverKind = SolverKind::Mcts;
+
     fn knowledge_win(&mut self, st: &mut KnowledgeState) -> Option<Move> {
         let (vcf, vct) = (st.opts.vcf, st.opts.vct);
         threat_win(self, st, vcf, vct)

@@ -1165,7 +1165,7 @@ impl<G: SolverGame> Mcts<G> {
 
 impl<G: SolverGame> Solver<G> for Mcts<G> {
     fn name(&self) -> &'static str {
-        "mcts"
+        super::SolverKind::Mcts.name()
     }
 
     fn solve(
