@@ -26,6 +26,7 @@ pub mod engine;
 pub mod game;
 pub mod nn;
 pub mod proof;
+#[deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 pub mod protocol;
 pub mod search;
 pub mod sgf;

@@ -6,6 +6,7 @@
 
 use clap::{Parser, Subcommand};
 
+use self::config::EngineConfig;
 use crate::engine::testing::{Slow, Stubborn};
 use crate::game::gomoku::{Gomoku, Rule};
 use crate::game::killallgo::{KillallGo, Variant};
@@ -65,20 +66,6 @@ pub struct GlobalOpts {
     pub backend: String,
 }
 
-impl GlobalOpts {
-    /// The network of `--net` for an engine (`None` for `none`), loaded with the `--threads`
-    /// backend threads; the error is the message for the command line.
-    pub fn open_net(&self) -> Result<Option<SolverNet>, String> {
-        SolverNet::open(
-            &self.net,
-            &self.backend,
-            self.symmetries as usize,
-            self.threads.unwrap_or(1) as usize,
-        )
-        .map_err(|e| format!("--net {}: {e}", self.net))
-    }
-}
-
 /// Subcommands.
 #[derive(Subcommand, Debug)]
 pub enum Cmd {
@@ -110,7 +97,8 @@ pub struct GtpArgs {
     /// Board size (Killall-Go: 9 = PCN 9x9, 7 = 7x7; Gomoku: 5..=22).
     #[arg(long)]
     pub size: Option<usize>,
-    /// Gomoku rule: freestyle, exact, renju, caro, caro-exact, 4t (see `Rule::from_name`).
+    /// Gomoku rule: freestyle (alias ndk), exact, renju, caro, caro-exact, 4t, or a Gomocup
+    /// rule number (see `Rule::parse`).
     #[arg(long, default_value = "freestyle")]
     pub rule: String,
     /// Seconds per genmove when the controller sent no time settings.
@@ -155,25 +143,16 @@ pub fn make_gomoku_player(
     }
 }
 
-/// The players' settings from the global options and a loaded network.
-fn player_settings(g: &GlobalOpts, net: Option<SolverNet>) -> PlayerSettings {
-    PlayerSettings {
-        threads: g.threads.unwrap_or(1) as usize,
-        seed: g.seed,
-        net,
-    }
-}
-
 /// Loads `--net` for an engine playing `sample`'s game and checks that the model fits it;
 /// the error is the message for the command line.
 fn engine_net<G: crate::game::Game>(
-    g: &GlobalOpts,
+    c: &EngineConfig,
     sample: &G,
 ) -> Result<Option<SolverNet>, String> {
-    let net = g.open_net()?;
+    let net = c.open_net()?;
     if let Some(n) = &net {
         n.check_fits(sample)
-            .map_err(|e| format!("--net {}: {e}", g.net))?;
+            .map_err(|e| format!("--net {}: {e}", c.net.as_arg()))?;
         log::info!("network: {}", n.describe());
     }
     Ok(net)
@@ -193,11 +172,11 @@ fn init_logging(level: Option<log::LevelFilter>) {
     let _ = b.try_init();
 }
 
-fn gomocup_options(g: &GlobalOpts) -> gomocup::Options {
+fn gomocup_options(c: &EngineConfig) -> gomocup::Options {
     gomocup::Options {
-        nodes: g.nodes,
-        memory_bytes: g.memory.map(|mb| (mb as usize).saturating_mul(1 << 20)),
-        threads: g.threads.map(|t| t as usize),
+        nodes: c.nodes,
+        memory_bytes: c.memory_bytes,
+        threads: Some(c.threads),
     }
 }
 
@@ -206,10 +185,11 @@ fn run_gomocup(
     input: crossbeam::channel::Receiver<Input>,
     prefix: Vec<Input>,
 ) -> i32 {
+    let c = EngineConfig::from_global(g);
     // The model must fit the standard 15x15 board (other START sizes solve without it).
     let net = match Gomoku::new(15, 15, Rule::Freestyle)
         .map_err(|e| e.to_string())
-        .and_then(|sample| engine_net(g, &sample))
+        .and_then(|sample| engine_net(&c, &sample))
     {
         Ok(n) => n,
         Err(e) => {
@@ -218,7 +198,7 @@ fn run_gomocup(
         }
     };
     let has_net = net.is_some();
-    let Some(player) = make_gomoku_player(&g.player, &player_settings(g, net)) else {
+    let Some(player) = make_gomoku_player(&g.player, &c.player_settings(net)) else {
         eprintln!(
             "pcn: unknown player '{}' (known: {}, test-slow, test-stubborn)",
             g.player,
@@ -233,7 +213,7 @@ fn run_gomocup(
         );
     }
     let stdout = std::io::stdout();
-    gomocup::run(input, prefix, stdout.lock(), player, gomocup_options(g))
+    gomocup::run(input, prefix, stdout.lock(), player, gomocup_options(&c))
 }
 
 fn seconds(name: &str, s: f64) -> Result<std::time::Duration, String> {
@@ -250,6 +230,7 @@ fn run_gtp(
     input: crossbeam::channel::Receiver<Input>,
     prefix: Vec<Input>,
 ) -> i32 {
+    let c = EngineConfig::from_global(g);
     let solver = match gtp::parse_solver(&a.solver) {
         Ok(s) => s,
         Err(e) => {
@@ -262,12 +243,12 @@ fn run_gtp(
         seconds("solve-time", a.solve_time),
     ) {
         (Ok(move_time), Ok(solve_time)) => gtp::Options {
-            nodes: g.nodes,
-            seed: g.seed,
-            threads: g.threads.unwrap_or(1) as usize,
+            nodes: c.nodes,
+            seed: c.seed,
+            threads: c.threads,
             move_time,
             solve_time,
-            memory_bytes: g.memory.map(|mb| (mb as usize).saturating_mul(1 << 20)),
+            memory_bytes: c.memory_bytes,
             solver,
             net: None,
         },
@@ -286,7 +267,7 @@ fn run_gtp(
                 return 2;
             };
             let game = KillallGo::new(v);
-            match engine_net(g, &game) {
+            match engine_net(&c, &game) {
                 Ok(n) => opts.net = n,
                 Err(e) => {
                     eprintln!("pcn: {e}");
@@ -296,7 +277,7 @@ fn run_gtp(
             gtp::run(input, prefix, out, game, None, opts)
         }
         "gomoku" => {
-            let Some(rule) = Rule::from_name(&a.rule) else {
+            let Some(rule) = Rule::parse(&a.rule) else {
                 eprintln!("pcn: unknown Gomoku rule '{}'", a.rule);
                 return 2;
             };
@@ -308,14 +289,14 @@ fn run_gtp(
                     return 2;
                 }
             };
-            match engine_net(g, &game) {
+            match engine_net(&c, &game) {
                 Ok(n) => opts.net = n,
                 Err(e) => {
                     eprintln!("pcn: {e}");
                     return 2;
                 }
             }
-            let settings = player_settings(g, opts.net.clone());
+            let settings = c.player_settings(opts.net.clone());
             let Some(player) = make_gomoku_player(&g.player, &settings) else {
                 eprintln!("pcn: unknown player '{}'", g.player);
                 return 2;
@@ -358,6 +339,7 @@ fn run_detected(g: &GlobalOpts) -> i32 {
 
 pub mod arena_cmd;
 pub mod bench;
+pub mod config;
 pub mod nnbench;
 
 pub mod solve;
@@ -384,13 +366,14 @@ pub fn main() -> i32 {
         Some(Cmd::Bench(a)) => bench::run(a, cli.global.nodes),
         Some(Cmd::Match(a)) => arena_cmd::run(a, cli.global.nodes, cli.global.seed),
         Some(Cmd::Solve(mut a)) => {
-            a.nodes = cli.global.nodes;
-            a.threads = cli.global.threads.unwrap_or(1);
+            let c = EngineConfig::from_global(&cli.global);
+            a.nodes = c.nodes;
+            a.threads = c.threads as u32;
             a.memory = cli.global.memory.unwrap_or(solve::DEFAULT_MEMORY_MB);
-            a.seed = cli.global.seed;
-            a.net = cli.global.net.clone();
-            a.symmetries = cli.global.symmetries;
-            a.backend = cli.global.backend.clone();
+            a.seed = c.seed;
+            a.net = c.net.as_arg().to_string();
+            a.symmetries = c.symmetries as u8;
+            a.backend = c.backend;
             solve::run(a)
         }
         Some(Cmd::Verify(a)) => verify::run(a),

@@ -314,13 +314,6 @@ fn open_net(args: &SolveArgs) -> Result<Option<SolverNet>, String> {
         .map_err(|e| e.to_string())
 }
 
-fn parse_rule(s: &str) -> Option<Rule> {
-    if s.eq_ignore_ascii_case("ndk") {
-        return Some(Rule::Freestyle);
-    }
-    Rule::from_name(s)
-}
-
 /// Runs `pcn solve`; returns the exit code.
 pub fn run(args: SolveArgs) -> i32 {
     let net = match open_net(&args) {
@@ -330,7 +323,7 @@ pub fn run(args: SolveArgs) -> i32 {
             return EXIT_USAGE;
         }
     };
-    let Some(rule) = parse_rule(&args.rule) else {
+    let Some(rule) = Rule::parse(&args.rule) else {
         eprintln!(
             "pcn solve: unknown rule '{}' (expected 4t, freestyle, ndk, exact, renju, caro, caro-exact)",
             args.rule

@@ -306,6 +306,8 @@ pub fn parse_board_line(line: &str) -> Option<BoardLine> {
 }
 
 #[cfg(test)]
+// Tests may unwrap: a panic there is a failed test, not a crashed engine.
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {
     use super::*;
 
