@@ -405,7 +405,7 @@ pub struct SolverOptions {
     /// Largest proof tree [`Solver::proof_tree`] builds (nodes); larger gives `None`.
     pub proof_max_nodes: usize,
     /// GPN-MCTS: weight `C_pn` of the proof-number bias (0 gives plain MCTS; see
-    /// docs/solving.md, "Solver suite II", for the small tuning run behind the default).
+    /// docs/notebook/2026-11-22-solver-suite-ii.md for the tuning run behind the default).
     pub c_pn: f32,
     /// GPN-MCTS: the bias function (PNRank, PNMax, PNSum).
     pub pn_bias: PnBias,
@@ -583,8 +583,9 @@ pub trait SolverGame: Game {
     /// the opponent's children at once, before trying it, instead of in a batched pass).
     const QUICK_WINS: bool = false;
 
-    /// The solver `auto` stands for in this game (measured on the shared problem sets; see
-    /// docs/solving.md, "Current figures"). Focused DFPN unless a game says otherwise.
+    /// The solver `auto` stands for in this game: the one that proves the most of the
+    /// game's shared problems (docs/solving.md, "Choosing a solver"). Focused DFPN unless a
+    /// game says otherwise.
     const DEFAULT_SOLVER: SolverKind = SolverKind::Fdfpn;
 
     /// Whether the game-theoretic value depends on history beyond [`SolverGame::solver_key`]

@@ -261,8 +261,8 @@ impl<G: SolverGame> Common<G> {
             return None;
         }
         // The search's own knowledge state: its threat-win table already holds most of the
-        // proof's threat sequences (a fresh one searched each again: problem 65 with gpn and
-        // α0 proved in 8 s, its proof not built in the 52 s left).
+        // proof's threat sequences (a fresh one would search each again, which can take longer
+        // than the solve itself).
         let mut know = std::mem::replace(
             &mut self.know,
             KnowledgeState::new(self.opts.knowledge.clone()),
