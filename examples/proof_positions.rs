@@ -1,7 +1,7 @@
 //! Gomoku proof analysis for solver work: the prover's decision nodes of a proof file
 //! (`pcn solve --proof-dir`), what kind of move the proof plays there, and the positions
 //! themselves as SGF problems, a quicker yardstick than whole problems
-//! (`scripts/hard_positions.sh`, docs/solving.md, "Thirteenth session").
+//! (`scripts/hard_positions.sh`, docs/notebook/2026-11-25-thirteenth-session-narrowed-search.md).
 //!
 //! ```sh
 //! cargo run --release --example proof_positions -- PROOF.sgf PROBLEM.sgf [--ranks] \

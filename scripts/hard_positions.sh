@@ -1,7 +1,7 @@
 #!/bin/sh
 # Positions from a network's proofs of hard Gomoku problems, written as SGF problems: a
 # quicker and less chaotic yardstick for the no-network solver than whole problems at 60 s
-# (docs/solving.md, "Thirteenth session").
+# (docs/notebook/2026-11-25-thirteenth-session-narrowed-search.md).
 #
 #   scripts/hard_positions.sh [-n NET] [-t SECONDS] [-k TAKE] [-p MAXPLY] OUTDIR PROBLEM...
 #

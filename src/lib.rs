@@ -13,16 +13,20 @@
 //!   search ([`search::threat`]: VCF/VCT); the Gomoku players ([`search::alphabeta`] "pcn",
 //!   [`search::greedy`], [`search::reference`] "ab4", chosen by name in [`search::registry`]);
 //!   the generic UCT player ([`search::uct`]); the solver suite ([`search::solver`]: MCTS
-//!   solver, DFPN, focused DFPN, transposition table, proof trees).
+//!   solver, DFPN, focused DFPN, suite II, transposition table, proof trees), one row each
+//!   in the solver table [`search::solver::SOLVERS`], built with their network by the one
+//!   builder [`search::registry::build`].
 //! - [`selfplay`]: training data for proof cost networks (`pcn selfplay`): the PCN
 //!   self-play search, the paper's proof-cost labels, the record file format. Uses game, nn
 //!   and sgf only; a layer higher than search, so that it may use the solvers later.
 //! - [`proof`]: proof trees as SGF files and the independent proof checker (`pcn verify`).
 //! - [`engine`]: the background search thread and the move clock.
 //! - [`arena`]: matches between two players (`pcn match`).
-//! - [`protocol`]: front ends: Gomocup/Piskvork brain protocol, GTP v2, protocol detection.
+//! - [`protocol`]: front ends: Gomocup/Piskvork brain protocol (a command table says what may
+//!   run during a search), GTP v2, protocol detection. They translate; bad input never
+//!   panics (`unwrap`/`expect`/`panic!` are denied there by a lint).
 //! - [`cli`]: the `pcn` binary's subcommands (gomocup, gtp, solve, verify, bench, match,
-//!   selfplay).
+//!   selfplay); [`cli::config`]: the global search settings read once into types.
 
 pub mod arena;
 pub mod cli;
@@ -30,6 +34,7 @@ pub mod engine;
 pub mod game;
 pub mod nn;
 pub mod proof;
+#[deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 pub mod protocol;
 pub mod search;
 pub mod selfplay;

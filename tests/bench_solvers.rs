@@ -3,7 +3,7 @@
 //! same on every run.
 
 use pcn::cli::bench::{run_bench, SOLVER_GOMOKU, SOLVER_KILLALLGO};
-use pcn::search::solver::SOLVER_NAMES;
+use pcn::search::solver::solver_names;
 
 #[test]
 fn bench_runs_every_solver_deterministically() {
@@ -15,7 +15,7 @@ fn bench_runs_every_solver_deterministically() {
         .map(|p| p.name)
         .chain(SOLVER_KILLALLGO.iter().map(|k| k.0))
         .collect();
-    for solver in SOLVER_NAMES {
+    for solver in solver_names() {
         for label in &labels {
             let name = format!("{solver}:{label}");
             let line =

@@ -407,3 +407,53 @@ fn random_commands_never_panic() {
     }
     assert!(moves > 50, "too few moves played: {moves}");
 }
+
+/// ABOUT and END sent during a search are answered at once: ABOUT does not wait for the
+/// move, and END is not queued behind it (a manager that asks anything before END would
+/// otherwise wait for the whole turn, then kill the brain). The bounds are loose against a
+/// 5 s turn: a correctness check, not a benchmark.
+fn about_then_end_during_search(player: &str, begin: bool) {
+    let mut b = Brain::spawn(&["--player", player, "gomocup"]);
+    b.send("START 15");
+    assert_eq!(b.expect(Duration::from_secs(5)).0, "OK");
+    b.send("INFO timeout_turn 5000");
+    if begin {
+        b.send("BEGIN");
+        assert!(is_point(&b.expect(Duration::from_secs(10)).0, 15));
+    }
+    b.send("TURN 3,3");
+    std::thread::sleep(Duration::from_millis(200));
+    let sent = b.send("ABOUT");
+    b.send("END");
+    let (l, at) = b.expect(Duration::from_secs(10));
+    assert!(l.starts_with(ABOUT_PREFIX), "not the ABOUT answer: {l}");
+    assert!(
+        at - sent < Duration::from_secs(1),
+        "ABOUT waited {:?}",
+        at - sent
+    );
+    loop {
+        if let Some(s) = b.child.try_wait().expect("wait") {
+            assert!(s.success());
+            break;
+        }
+        assert!(
+            sent.elapsed() < Duration::from_secs(2),
+            "END queued behind the search"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    // The interrupted search's move is dropped.
+    assert!(b.lines.recv_timeout(Duration::from_millis(200)).is_err());
+}
+
+#[test]
+fn about_and_end_during_a_search_are_not_queued() {
+    about_then_end_during_search("test-stubborn", false);
+}
+
+#[test]
+fn about_and_end_during_a_default_player_search() {
+    // The reported case: the default player, BEGIN answered, then TURN starts a search.
+    about_then_end_during_search("pcn", true);
+}

@@ -13,7 +13,7 @@ use pcn::game::killallgo::{KillallGo, Variant};
 use pcn::game::{Color, Game};
 use pcn::proof::{self, GameKind, MoveTree};
 use pcn::search::solver::{
-    solver_by_name, PnBias, SolveResult, SolverError, SolverGame, SolverOptions, SOLVER_NAMES,
+    solver_by_name, solver_names, PnBias, SolveResult, SolverError, SolverGame, SolverOptions,
 };
 use pcn::search::Limits;
 
@@ -188,7 +188,7 @@ fn all_results<G: SolverGame>(
     prover: Color,
     nodes: u64,
 ) -> Vec<(&'static str, SolveResult)> {
-    SOLVER_NAMES
+    solver_names()
         .iter()
         .map(|&name| {
             let mut s = solver_by_name::<G>(name, &opts(4)).expect("solver");
@@ -300,7 +300,7 @@ fn every_pn_bias_solves_and_c_pn_zero_is_plain_mcts() {
 #[test]
 fn registry_names_and_bad_options() {
     for name in SUITE2 {
-        assert!(SOLVER_NAMES.contains(&name));
+        assert!(solver_names().contains(&name));
         let s = solver_by_name::<Gomoku>(&name.to_uppercase(), &opts(1)).expect("by name");
         assert_eq!(s.name(), name);
         assert!(solver_by_name::<KillallGo>(name, &opts(1)).is_ok());
@@ -308,7 +308,7 @@ fn registry_names_and_bad_options() {
     match solver_by_name::<Gomoku>("nope", &opts(1)) {
         Err(e @ SolverError::UnknownSolver(_)) => {
             let msg = e.to_string();
-            for name in SOLVER_NAMES {
+            for name in solver_names() {
                 assert!(msg.contains(name), "{msg}");
             }
         }

@@ -56,18 +56,10 @@ pub struct Args {
     pub verbose: bool,
 }
 
-/// Parses a rule given as Gomocup number or name.
-pub fn parse_rule(s: &str) -> Option<Rule> {
-    match s.trim().parse::<i64>() {
-        Ok(n) => Rule::from_gomocup(n),
-        Err(_) => Rule::from_name(s.trim()),
-    }
-}
-
 /// Runs `pcn match`; returns the exit code.
 /// Runs `pcn match`; `nodes` and `seed` are the global `--nodes` / `--seed` options.
 pub fn run(args: Args, nodes: Option<u64>, seed: u64) -> i32 {
-    let Some(rule) = parse_rule(&args.rule) else {
+    let Some(rule) = Rule::parse(&args.rule) else {
         eprintln!("error: unknown rule '{}'", args.rule);
         return 2;
     };

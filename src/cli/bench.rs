@@ -15,7 +15,7 @@ use crate::game::gomoku::{Gomoku, Rule};
 use crate::game::killallgo::{KillallGo, Variant};
 use crate::game::{Game, Move};
 use crate::search::alphabeta::AlphaBeta;
-use crate::search::solver::{solver_by_name, SolverGame, SolverOptions, SOLVER_NAMES};
+use crate::search::solver::{make, plain_heuristic, SolverGame, SolverKind, SolverOptions};
 use crate::search::{Limits, Searcher};
 use crate::util::Rng;
 
@@ -222,8 +222,9 @@ fn bench_solvers<G: SolverGame>(
         memory_bytes: 16 << 20,
         ..SolverOptions::default()
     };
-    for name in SOLVER_NAMES {
-        let mut s = solver_by_name::<G>(name, &opts).map_err(|e| e.to_string())?;
+    for kind in SolverKind::all() {
+        let name = kind.name();
+        let mut s = make::<G>(kind, &opts, plain_heuristic(&opts)).map_err(|e| e.to_string())?;
         let out = s.solve(g, g.to_move(), &Limits::nodes(nodes), &stop, &mut |_| {});
         let mv = out.best.map_or("none".to_string(), |m| g.move_to_gtp(m));
         // Tree nodes plus knowledge-search nodes: a solver that proves the root by its

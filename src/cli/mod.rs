@@ -6,6 +6,7 @@
 
 use clap::{Parser, Subcommand};
 
+use self::config::EngineConfig;
 use crate::engine::testing::{Slow, Stubborn};
 use crate::game::gomoku::{Gomoku, Rule};
 use crate::game::killallgo::{KillallGo, Variant};
@@ -13,7 +14,7 @@ use crate::protocol::detect::{detect_line, Protocol};
 use crate::protocol::{gomocup, gtp, spawn_line_reader, Input};
 use crate::search::greedy::Greedy;
 use crate::search::registry::{
-    gomoku_searcher_with_net, is_solver_name, SolverNet, AUTO_SOLVER, GOMOKU_SEARCHERS,
+    gomoku_searcher_with, PlayerSettings, SolverNet, AUTO_SOLVER, GOMOKU_SEARCHERS,
 };
 use crate::search::Searcher;
 
@@ -67,33 +68,6 @@ pub struct GlobalOpts {
     pub backend: String,
 }
 
-impl GlobalOpts {
-    /// The network of `--net` for an engine playing `sample`'s game (`None` for `none`),
-    /// loaded with the `--threads` backend threads; `--net auto` becomes the shipped network
-    /// for that game and board (none when there is none). The error is the message for the
-    /// command line.
-    pub fn open_net_for<G: crate::game::Game>(
-        &self,
-        sample: &G,
-    ) -> Result<Option<SolverNet>, String> {
-        let Some(path) = crate::nn::shipped::resolve_for_game(
-            &self.net,
-            &sample.name(),
-            sample.width(),
-            sample.height(),
-        ) else {
-            return Ok(None);
-        };
-        SolverNet::open(
-            &path,
-            &self.backend,
-            self.symmetries as usize,
-            self.threads.unwrap_or(1) as usize,
-        )
-        .map_err(|e| format!("--net {}: {e}", self.net))
-    }
-}
-
 /// Subcommands.
 #[derive(Subcommand, Debug)]
 pub enum Cmd {
@@ -127,7 +101,8 @@ pub struct GtpArgs {
     /// Board size (Killall-Go: 9 = PCN 9x9, 7 = 7x7; Gomoku: 5..=22).
     #[arg(long)]
     pub size: Option<usize>,
-    /// Gomoku rule: freestyle, exact, renju, caro, caro-exact, 4t (see `Rule::from_name`).
+    /// Gomoku rule: freestyle (alias ndk), exact, renju, caro, caro-exact, 4t, or a Gomocup
+    /// rule number (see `Rule::parse`).
     #[arg(long, default_value = "freestyle")]
     pub rule: String,
     /// Seconds per genmove when the controller sent no time settings.
@@ -158,30 +133,30 @@ impl Default for GtpArgs {
 }
 
 /// Builds a Gomoku player by name: the search registry's players
-/// ([`crate::search::registry::GOMOKU_SEARCHERS`]; the `solver` players use `net` where it
-/// fits the board) plus the time-handling test players `test-slow` / `test-stubborn` (see
-/// [`crate::engine::testing`]; tests/gomocup_robustness.rs uses them).
+/// ([`crate::search::registry::GOMOKU_SEARCHERS`]; the `solver` players use the threads,
+/// seed and network of `settings`) plus the time-handling test players `test-slow` /
+/// `test-stubborn` (see [`crate::engine::testing`]; tests/gomocup_robustness.rs uses them).
 pub fn make_gomoku_player(
     name: &str,
-    net: Option<&SolverNet>,
+    settings: &PlayerSettings,
 ) -> Option<Box<dyn Searcher<Gomoku>>> {
     match name.to_ascii_lowercase().as_str() {
         "test-slow" => Some(Box::new(Slow(Greedy))),
         "test-stubborn" => Some(Box::new(Stubborn(Greedy))),
-        other => gomoku_searcher_with_net(other, net),
+        other => gomoku_searcher_with(other, settings),
     }
 }
 
 /// Loads `--net` for an engine playing `sample`'s game and checks that the model fits it;
 /// the error is the message for the command line.
 fn engine_net<G: crate::game::Game>(
-    g: &GlobalOpts,
+    c: &EngineConfig,
     sample: &G,
 ) -> Result<Option<SolverNet>, String> {
-    let net = g.open_net_for(sample)?;
+    let net = c.open_net_for(sample)?;
     if let Some(n) = &net {
         n.check_fits(sample)
-            .map_err(|e| format!("--net {}: {e}", g.net))?;
+            .map_err(|e| format!("--net {}: {e}", c.net.as_arg()))?;
         log::info!("network: {}", n.describe());
     }
     Ok(net)
@@ -201,11 +176,11 @@ fn init_logging(level: Option<log::LevelFilter>) {
     let _ = b.try_init();
 }
 
-fn gomocup_options(g: &GlobalOpts) -> gomocup::Options {
+fn gomocup_options(c: &EngineConfig) -> gomocup::Options {
     gomocup::Options {
-        nodes: g.nodes,
-        memory_bytes: g.memory.map(|mb| (mb as usize).saturating_mul(1 << 20)),
-        threads: g.threads.map(|t| t as usize),
+        nodes: c.nodes,
+        memory_bytes: c.memory_bytes,
+        threads: Some(c.threads),
     }
 }
 
@@ -214,10 +189,11 @@ fn run_gomocup(
     input: crossbeam::channel::Receiver<Input>,
     prefix: Vec<Input>,
 ) -> i32 {
+    let c = EngineConfig::from_global(g);
     // The model must fit the standard 15x15 board (other START sizes solve without it).
     let net = match Gomoku::new(15, 15, Rule::Freestyle)
         .map_err(|e| e.to_string())
-        .and_then(|sample| engine_net(g, &sample))
+        .and_then(|sample| engine_net(&c, &sample))
     {
         Ok(n) => n,
         Err(e) => {
@@ -225,7 +201,8 @@ fn run_gomocup(
             return 2;
         }
     };
-    let Some(player) = make_gomoku_player(&g.player, net.as_ref()) else {
+    let has_net = net.is_some();
+    let Some(player) = make_gomoku_player(&g.player, &c.player_settings(net)) else {
         eprintln!(
             "pcn: unknown player '{}' (known: {}, test-slow, test-stubborn)",
             g.player,
@@ -233,14 +210,14 @@ fn run_gomocup(
         );
         return 2;
     };
-    if net.is_some() && !g.player.to_ascii_lowercase().starts_with("solver") {
+    if has_net && !g.player.to_ascii_lowercase().starts_with("solver") {
         log::warn!(
             "--net is used by the solver players only, not by '{}'",
             g.player
         );
     }
     let stdout = std::io::stdout();
-    gomocup::run(input, prefix, stdout.lock(), player, gomocup_options(g))
+    gomocup::run(input, prefix, stdout.lock(), player, gomocup_options(&c))
 }
 
 fn seconds(name: &str, s: f64) -> Result<std::time::Duration, String> {
@@ -257,17 +234,26 @@ fn run_gtp(
     input: crossbeam::channel::Receiver<Input>,
     prefix: Vec<Input>,
 ) -> i32 {
+    let c = EngineConfig::from_global(g);
+    let solver = match gtp::parse_solver(&a.solver) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("pcn: --solver '{}': {e}", a.solver);
+            return 2;
+        }
+    };
     let opts = match (
         seconds("move-time", a.move_time),
         seconds("solve-time", a.solve_time),
     ) {
         (Ok(move_time), Ok(solve_time)) => gtp::Options {
-            nodes: g.nodes,
-            seed: g.seed,
+            nodes: c.nodes,
+            seed: c.seed,
+            threads: c.threads,
             move_time,
             solve_time,
-            memory_bytes: g.memory.map(|mb| (mb as usize).saturating_mul(1 << 20)),
-            solver: a.solver.to_ascii_lowercase(),
+            memory_bytes: c.memory_bytes,
+            solver,
             net: None,
         },
         (Err(e), _) | (_, Err(e)) => {
@@ -276,15 +262,6 @@ fn run_gtp(
         }
     };
     let mut opts = opts;
-    if opts.solver != gtp::NO_SOLVER && !is_solver_name(&opts.solver) {
-        eprintln!(
-            "pcn: unknown solver '{}' (expected {AUTO_SOLVER}, {}, {})",
-            a.solver,
-            crate::search::solver::SOLVER_NAMES.join(", "),
-            gtp::NO_SOLVER
-        );
-        return 2;
-    }
     let out = std::io::stdout().lock();
     match a.game.to_ascii_lowercase().as_str() {
         "killallgo" | "killall-go" => {
@@ -294,7 +271,7 @@ fn run_gtp(
                 return 2;
             };
             let game = KillallGo::new(v);
-            match engine_net(g, &game) {
+            match engine_net(&c, &game) {
                 Ok(n) => opts.net = n,
                 Err(e) => {
                     eprintln!("pcn: {e}");
@@ -304,7 +281,7 @@ fn run_gtp(
             gtp::run(input, prefix, out, game, None, opts)
         }
         "gomoku" => {
-            let Some(rule) = Rule::from_name(&a.rule) else {
+            let Some(rule) = Rule::parse(&a.rule) else {
                 eprintln!("pcn: unknown Gomoku rule '{}'", a.rule);
                 return 2;
             };
@@ -316,14 +293,15 @@ fn run_gtp(
                     return 2;
                 }
             };
-            match engine_net(g, &game) {
+            match engine_net(&c, &game) {
                 Ok(n) => opts.net = n,
                 Err(e) => {
                     eprintln!("pcn: {e}");
                     return 2;
                 }
             }
-            let Some(player) = make_gomoku_player(&g.player, opts.net.as_ref()) else {
+            let settings = c.player_settings(opts.net.clone());
+            let Some(player) = make_gomoku_player(&g.player, &settings) else {
                 eprintln!("pcn: unknown player '{}'", g.player);
                 return 2;
             };
@@ -365,6 +343,7 @@ fn run_detected(g: &GlobalOpts) -> i32 {
 
 pub mod arena_cmd;
 pub mod bench;
+pub mod config;
 pub mod nnbench;
 
 pub mod selfplay;
@@ -392,13 +371,14 @@ pub fn main() -> i32 {
         Some(Cmd::Bench(a)) => bench::run(a, cli.global.nodes),
         Some(Cmd::Match(a)) => arena_cmd::run(a, cli.global.nodes, cli.global.seed),
         Some(Cmd::Solve(mut a)) => {
-            a.nodes = cli.global.nodes;
-            a.threads = cli.global.threads.unwrap_or(1);
+            let c = EngineConfig::from_global(&cli.global);
+            a.nodes = c.nodes;
+            a.threads = c.threads as u32;
             a.memory = cli.global.memory.unwrap_or(solve::DEFAULT_MEMORY_MB);
-            a.seed = cli.global.seed;
-            a.net = cli.global.net.clone();
-            a.symmetries = cli.global.symmetries;
-            a.backend = cli.global.backend.clone();
+            a.seed = c.seed;
+            a.net = c.net.as_arg().to_string();
+            a.symmetries = c.symmetries as u8;
+            a.backend = c.backend;
             solve::run(a)
         }
         Some(Cmd::Verify(a)) => verify::run(a),

@@ -9,7 +9,6 @@
 use std::io::{IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use clap::{Args, ValueEnum};
@@ -19,14 +18,11 @@ use serde::Serialize;
 use crate::game::gomoku::{Gomoku, Rule};
 use crate::game::killallgo::{KillallGo, KillallGoRules};
 use crate::game::Color;
-use crate::nn::eval::BatchingEvaluator;
-use crate::nn::Evaluator;
 use crate::proof::{self, GameKind, MoveTree, ProofHeader};
-use crate::search::registry::{is_solver_name, resolve_solver_name, SolverNet, AUTO_SOLVER};
-use crate::search::solver::net::{NetHeuristic, DEFAULT_CACHE_ENTRIES};
+use crate::search::registry::{self, SolverNet};
 use crate::search::solver::{
-    solver_by_name, solver_with_heuristic, Knowledge, NetMode, SolveEvent, SolveResult, Solver,
-    SolverGame, SolverOptions, SOLVER_NAMES,
+    solver_names, Knowledge, NetMode, SolveEvent, SolveResult, Solver, SolverChoice, SolverGame,
+    SolverKind, SolverOptions, AUTO_SOLVER,
 };
 use crate::search::Limits;
 use crate::sgf::{self, GameTree};
@@ -84,7 +80,7 @@ pub struct SolveArgs {
     #[arg(long, default_value = "4t")]
     pub rule: String,
     /// Solver: auto (the game's best: mcts for Gomoku, fdfpn for Killall-Go; see
-    /// [`crate::search::registry::default_solver_name`]), mcts, fdfpn, dfpn, gpn, ews, ppn, ab.
+    /// [`SolverGame::DEFAULT_SOLVER`]), mcts, fdfpn, dfpn, gpn, ews, ppn, ab.
     #[arg(long, default_value = AUTO_SOLVER)]
     pub solver: String,
     /// Network (the global `--net`): a model path or `none`. Plain `dfpn` ignores it.
@@ -318,37 +314,40 @@ struct Run {
     limits: Limits,
     gomoku: Option<Box<dyn Solver<Gomoku>>>,
     killallgo: Option<Box<dyn Solver<KillallGo>>>,
-    /// The network as loaded (`--net`), for the single-threaded solvers.
-    net: Option<Arc<dyn Evaluator>>,
-    /// The same behind a batching queue, made for multi-threaded MCTS on first use.
-    batched: Option<Arc<dyn Evaluator>>,
+    /// The solver of `--solver`, read once.
+    choice: SolverChoice,
+    /// The network as loaded (`--net`; with `--net auto` the shipped network of the last
+    /// game resolved, see [`Run::resolve_auto`]).
+    net: Option<SolverNet>,
     /// `--net auto`: the shipped network last resolved (per game, on first use).
     auto_path: Option<Option<String>>,
     written: std::collections::HashSet<PathBuf>,
     bar: Option<ProgressBar>,
 }
 
-/// The network of `--net` (None for `none`; `auto` is resolved per game, see
-/// [`Run::resolve_auto`]).
-fn open_net(args: &SolveArgs) -> Result<Option<Arc<dyn Evaluator>>, String> {
+/// The network of `--net` (None for `none`, and for `auto`, which is resolved per game,
+/// see [`Run::resolve_auto`]).
+fn open_net(args: &SolveArgs) -> Result<Option<SolverNet>, String> {
     open_path(args, &args.net)
 }
 
-fn open_path(args: &SolveArgs, path: &str) -> Result<Option<Arc<dyn Evaluator>>, String> {
+fn open_path(args: &SolveArgs, path: &str) -> Result<Option<SolverNet>, String> {
     if crate::nn::shipped::is_auto(path) {
         return Ok(None);
     }
     let threads = args.threads.max(1) as usize;
     SolverNet::open(path, &args.backend, args.symmetries as usize, threads)
-        .map(|n| n.map(|n| n.eval))
         .map_err(|e| e.to_string())
 }
 
-fn parse_rule(s: &str) -> Option<Rule> {
-    if s.eq_ignore_ascii_case("ndk") {
-        return Some(Rule::Freestyle);
+/// Whether focused DFPN evaluates all children of an expansion in one batch: `auto` turns
+/// it on for a GPU backend only (on the CPU one batch of children costs more than it saves).
+fn children_batch(arg: ChildrenBatchArg, net: Option<&SolverNet>) -> bool {
+    match arg {
+        ChildrenBatchArg::On => true,
+        ChildrenBatchArg::Off => false,
+        ChildrenBatchArg::Auto => net.is_some_and(|n| n.eval.name().starts_with("cuda")),
     }
-    Rule::from_name(s)
 }
 
 /// Runs `pcn solve`; returns the exit code.
@@ -360,26 +359,22 @@ pub fn run(args: SolveArgs) -> i32 {
             return EXIT_USAGE;
         }
     };
-    let children_batch = match args.children_batch {
-        ChildrenBatchArg::On => true,
-        ChildrenBatchArg::Off => false,
-        ChildrenBatchArg::Auto => net.as_ref().is_some_and(|n| n.name().starts_with("cuda")),
-    };
-    let Some(rule) = parse_rule(&args.rule) else {
+    let children_batch = children_batch(args.children_batch, net.as_ref());
+    let Some(rule) = Rule::parse(&args.rule) else {
         eprintln!(
             "pcn solve: unknown rule '{}' (expected 4t, freestyle, ndk, exact, renju, caro, caro-exact)",
             args.rule
         );
         return EXIT_USAGE;
     };
-    if !is_solver_name(&args.solver) {
+    let Ok(choice) = SolverChoice::parse(&args.solver) else {
         eprintln!(
             "pcn solve: unknown solver '{}' (expected {AUTO_SOLVER}, {})",
             args.solver,
-            SOLVER_NAMES.join(", ")
+            solver_names().join(", ")
         );
         return EXIT_USAGE;
-    }
+    };
     if !(args.time.is_finite() && args.time > 0.0) {
         eprintln!("pcn solve: --time must be a positive number of seconds");
         return EXIT_USAGE;
@@ -403,16 +398,19 @@ pub fn run(args: SolveArgs) -> i32 {
         eprintln!("pcn solve: --root-pn must be 0..=100");
         return EXIT_USAGE;
     }
-    if args.threads > 1
-        && !args.solver.eq_ignore_ascii_case("mcts")
-        && !args.solver.eq_ignore_ascii_case(AUTO_SOLVER)
-    {
+    // What the chosen solver uses, for the warnings below (`auto` differs per game, so it
+    // is checked per game when the solver is built).
+    let spec = match choice {
+        SolverChoice::Kind(k) => Some(k.spec()),
+        SolverChoice::Auto => None,
+    };
+    if args.threads > 1 && spec.is_some_and(|s| !s.threaded) {
         eprintln!(
             "pcn solve: {} is single-threaded; --threads {} only sets the network backend's threads",
             args.solver, args.threads
         );
     }
-    if net.is_some() && args.solver.eq_ignore_ascii_case("dfpn") {
+    if net.is_some() && spec.is_some_and(|s| !s.heuristic) {
         // Plain DFPN orders by mobility only; a network is what makes it focused DFPN.
         eprintln!("pcn solve: dfpn uses no network; --net is ignored (fdfpn is DFPN with it)");
     }
@@ -461,8 +459,8 @@ pub fn run(args: SolveArgs) -> i32 {
         limits,
         gomoku: None,
         killallgo: None,
+        choice,
         net,
-        batched: None,
         auto_path: None,
         written: Default::default(),
         bar,
@@ -525,8 +523,12 @@ fn summary_table(records: &[Record], run: &Run) -> String {
     let mut s = format!(
         "pcn solve: {} problem(s), solver {}, rule {} (Gomoku), vcf {}, vct {}, benson {}, own-eye ban {} (Killall-Go), time {} s{}\n",
         records.len(),
-        if a.solver.eq_ignore_ascii_case(AUTO_SOLVER) {
-            "auto (mcts for Gomoku, fdfpn for Killall-Go)".to_string()
+        if run.choice == SolverChoice::Auto {
+            format!(
+                "{AUTO_SOLVER} ({} for Gomoku, {} for Killall-Go)",
+                Gomoku::DEFAULT_SOLVER.name(),
+                KillallGo::DEFAULT_SOLVER.name()
+            )
         } else {
             a.solver.clone()
         },
@@ -593,32 +595,11 @@ impl Run {
                 }
                 None => None,
             };
-            self.batched = None;
+            self.opts.net_children_batch =
+                children_batch(self.args.children_batch, self.net.as_ref());
             self.auto_path = Some(path);
         }
         Ok(())
-    }
-
-    /// The evaluator for solver `name`: behind a batching queue when several MCTS threads
-    /// share it (made once, on first use), else as loaded. The queue runs as many workers
-    /// as the backend keeps batches in flight (1 on the CPU, 2 on the GPU).
-    fn net_for(&mut self, name: &str) -> Option<Arc<dyn Evaluator>> {
-        let net = self.net.clone()?;
-        let threads = self.args.threads.max(1) as usize;
-        if threads > 1 && name == "mcts" {
-            let max_batch = threads * self.args.symmetries as usize;
-            let b = self.batched.get_or_insert_with(|| {
-                let workers = net.in_flight();
-                Arc::new(BatchingEvaluator::with_workers(
-                    net,
-                    max_batch,
-                    Duration::from_millis(1),
-                    workers,
-                ))
-            });
-            return Some(b.clone());
-        }
-        Some(net)
     }
 
     fn error(&self, input: &Input, msg: String) -> Record {
@@ -698,20 +679,16 @@ impl Run {
             if let Err(e) = self.resolve_auto(g) {
                 return self.error(input, e);
             }
-            let name = resolve_solver_name::<G>(&self.args.solver);
-            let made = match self.net_for(&name) {
-                None => solver_by_name::<G>(&name, &self.opts).map_err(|e| e.to_string()),
-                // Unlike the engines, a model that does not fit is an error here: a
-                // measurement must not silently run without its network.
-                Some(net) => {
-                    NetHeuristic::new(net, self.args.symmetries as usize, g, DEFAULT_CACHE_ENTRIES)
-                        .map_err(|e| e.to_string())
-                        .and_then(|h| {
-                            solver_with_heuristic::<G>(&name, &self.opts, Box::new(h))
-                                .map_err(|e| e.to_string())
-                        })
+            // Unlike the engines, a model that does not fit is an error here: a measurement
+            // must not silently run without its network (plain dfpn has no use for one).
+            let kind: SolverKind = self.choice.resolve::<G>();
+            if let Some(net) = self.net.as_ref().filter(|_| kind.spec().heuristic) {
+                if let Err(e) = net.check_fits(g) {
+                    return self.error(input, e.to_string());
                 }
-            };
+            }
+            let made = registry::build::<G>(self.choice, &self.opts, self.net.as_ref())
+                .map_err(|e| e.to_string());
             match made {
                 Ok(s) => *slot = Some(s),
                 Err(e) => return self.error(input, e),

@@ -51,7 +51,7 @@ pub struct TrainArgs {
 
 /// Runs the command; returns the exit code (2: bad options, 1: the file cannot be written).
 pub fn run(a: TrainArgs, seed: u64, threads: usize) -> i32 {
-    let Some(rule) = Rule::from_name(&a.rule) else {
+    let Some(rule) = Rule::parse(&a.rule) else {
         eprintln!("pcn train-patterns: unknown rule {:?}", a.rule);
         return 2;
     };

@@ -191,6 +191,11 @@ impl<G: Game> Engine<G> {
         self.configure(Box::new(move |s| s.set_memory(bytes)));
     }
 
+    /// Sets the searcher's search threads (see [`Searcher::set_threads`]).
+    pub fn set_threads(&self, threads: usize) {
+        self.configure(Box::new(move |s| s.set_threads(threads)));
+    }
+
     /// Blocks until search `id` finishes and returns its result, dropping other events.
     /// `None` if the search thread died.
     pub fn wait(&self, id: SearchId) -> Option<SearchResult> {

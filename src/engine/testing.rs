@@ -47,6 +47,9 @@ impl<G: Game, S: Searcher<G>> Searcher<G> for Slow<S> {
     fn set_memory(&mut self, bytes: usize) {
         self.0.set_memory(bytes)
     }
+    fn set_threads(&mut self, threads: usize) {
+        self.0.set_threads(threads)
+    }
 }
 
 impl<G: Game, S: Searcher<G>> Searcher<G> for Stubborn<S> {
@@ -69,5 +72,8 @@ impl<G: Game, S: Searcher<G>> Searcher<G> for Stubborn<S> {
     }
     fn set_memory(&mut self, bytes: usize) {
         self.0.set_memory(bytes)
+    }
+    fn set_threads(&mut self, threads: usize) {
+        self.0.set_threads(threads)
     }
 }

@@ -1,6 +1,9 @@
 //! Protocol detection: `pcn` without a subcommand reads stdin and decides from the first
 //! recognisable command word whether it speaks to a Gomocup manager or a GTP controller.
 
+use super::gtp::parse::ParseError;
+use super::{gomocup, gtp};
+
 /// The protocols the binary speaks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Protocol {
@@ -10,92 +13,24 @@ pub enum Protocol {
     Gtp,
 }
 
-const GOMOCUP_WORDS: &[&str] = &[
-    "START",
-    "RECTSTART",
-    "RESTART",
-    "BEGIN",
-    "TURN",
-    "BOARD",
-    "INFO",
-    "END",
-    "ABOUT",
-    "PLAY",
-    "TAKEBACK",
-    "SWAP2BOARD",
-    "YXBOARD",
-    "YXSTOP",
-    "YXHASHCLEAR",
-    "YXNBEST",
-    "YXSHOWFORBID",
-    "YXSHOWINFO",
-];
-
-const GTP_WORDS: &[&str] = &[
-    "protocol_version",
-    "name",
-    "version",
-    "known_command",
-    "list_commands",
-    "quit",
-    "boardsize",
-    "clear_board",
-    "komi",
-    "play",
-    "genmove",
-    "undo",
-    "showboard",
-    "fixed_handicap",
-    "place_free_handicap",
-    "set_free_handicap",
-    "time_settings",
-    "time_left",
-    "final_score",
-    "final_status_list",
-    "loadsgf",
-    "reg_genmove",
-    "kgs-genmove_cleanup",
-    "lz-analyze",
-    "kata-analyze",
-    "genmove_analyze",
-    "lz-genmove_analyze",
-    "kata-genmove_analyze",
-    "gogui-analyze_commands",
-    "kgs-game_over",
-    "kgs-rules",
-    "kata-get_rules",
-    "kata-set_rules",
-    "printsgf",
-];
-
 /// The protocol a line belongs to, or `None` when the line decides nothing (blank, garbage).
 ///
-/// GTP is case-sensitive and commands are lower case, with an optional numeric id first;
-/// Gomocup words are matched case-insensitively. The words `play` and `PLAY` exist in both:
-/// lower-case `play` followed by a colour is GTP, anything else is Gomocup.
+/// The line is read by both front ends' own parsers, so detection knows exactly the
+/// commands they answer: a well-formed GTP command (GTP is case-sensitive, commands are
+/// lower case, with an optional numeric id first) is GTP; otherwise a Gomocup command (any
+/// case) is Gomocup; otherwise a GTP command word with bad arguments is GTP. The words
+/// `play` and `PLAY` exist in both: `play b D4` is GTP, `play 7,7` Gomocup.
 pub fn detect_line(line: &str) -> Option<Protocol> {
-    let mut words = line.split_whitespace();
-    let mut first = words.next()?;
-    // GTP ids are numbers before the command.
-    if first.bytes().all(|b| b.is_ascii_digit()) {
-        first = words.next()?;
-        return GTP_WORDS.contains(&first).then_some(Protocol::Gtp);
+    let text = gtp::parse::preprocess(line)?;
+    let as_gtp = gtp::parse::parse_line(&text).command;
+    let as_gomocup = gomocup::parse::parse_command(line)
+        .filter(|c| !matches!(c, gomocup::parse::Command::Unknown(_)));
+    match (as_gtp, as_gomocup) {
+        (Ok(_), _) => Some(Protocol::Gtp),
+        (Err(_), Some(_)) => Some(Protocol::Gomocup),
+        (Err(ParseError::Syntax), None) => Some(Protocol::Gtp),
+        (Err(ParseError::Unknown), None) => None,
     }
-    if GTP_WORDS.contains(&first) {
-        if first == "play" {
-            return match words.next() {
-                Some(c) if c.chars().next().is_some_and(|c| c.is_ascii_alphabetic()) => {
-                    Some(Protocol::Gtp)
-                }
-                _ => Some(Protocol::Gomocup),
-            };
-        }
-        return Some(Protocol::Gtp);
-    }
-    let upper = first.to_ascii_uppercase();
-    GOMOCUP_WORDS
-        .contains(&upper.as_str())
-        .then_some(Protocol::Gomocup)
 }
 
 #[cfg(test)]
@@ -115,5 +50,13 @@ mod tests {
         assert_eq!(detect_line("play 7,7"), Some(Protocol::Gomocup));
         assert_eq!(detect_line(""), None);
         assert_eq!(detect_line("\u{fffd}garbage"), None);
+        // Every command either parser knows decides, and nothing else.
+        assert_eq!(detect_line("YXSTOP"), Some(Protocol::Gomocup));
+        assert_eq!(detect_line("STOP"), Some(Protocol::Gomocup));
+        assert_eq!(detect_line("START x"), Some(Protocol::Gomocup));
+        assert_eq!(detect_line("pcn-solve 5"), Some(Protocol::Gtp));
+        assert_eq!(detect_line("2 genmove b"), Some(Protocol::Gtp));
+        assert_eq!(detect_line("1 START"), None);
+        assert_eq!(detect_line("boardsize"), Some(Protocol::Gtp));
     }
 }

@@ -182,6 +182,9 @@ pub trait Searcher<G: Game>: Send {
     fn clear(&mut self) {}
     /// Caps the memory of the searcher's tables, in bytes (0 = default).
     fn set_memory(&mut self, _bytes: usize) {}
+    /// Sets the search threads (at least 1) of the searchers that run several; the others
+    /// ignore it.
+    fn set_threads(&mut self, _threads: usize) {}
 }
 
 #[cfg(test)]

@@ -1,64 +1,31 @@
-//! Gomoku players by name, for the front ends, `pcn match` and `pcn bench`; the per-game
-//! default solver ([`default_solver_name`]); and solvers with an optional network
-//! ([`SolverNet`], [`make_solver`]) for the engines (`pcn gtp`, the Gomocup `solver` player).
+//! Gomoku players by name, for the front ends, `pcn match` and `pcn bench`; and the one
+//! place where a solver is built with its network ([`build`], [`SolverNet`]) for `pcn
+//! solve`, `pcn gtp` and the Gomocup `solver` players. The solvers themselves, their names
+//! and each game's default are the solver table ([`super::solver::SOLVERS`]).
 
-use std::any::TypeId;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
+use std::time::Duration;
 
 use super::alphabeta::AlphaBeta;
 use super::greedy::Greedy;
 use super::reference::Ab4;
 use super::solver::net::{NetHeuristic, DEFAULT_CACHE_ENTRIES};
 use super::solver::{
-    solver_by_name, solver_with_heuristic, ProofTree, SolveEvent, SolveOutcome, SolveResult,
-    Solver, SolverError, SolverGame, SolverOptions, SOLVER_NAMES,
+    make, plain_heuristic, ProofTree, SolveEvent, SolveOutcome, SolveResult, Solver, SolverError,
+    SolverGame, SolverOptions,
 };
+pub use super::solver::{SolverChoice, SolverKind, AUTO_SOLVER};
 use super::solver_player::{SolverPlay, SolverPlayer};
 use super::{Limits, Searcher};
 use crate::game::gomoku::Gomoku;
 use crate::game::{Color, Game};
+use crate::nn::eval::BatchingEvaluator;
 use crate::nn::{Evaluator, NetGame, NetInfo, NnError};
 
 /// Registered Gomoku searcher names; the first is the default. `solver` also comes as
 /// `solver-dfpn`, `solver-fdfpn`, `solver-mcts` (any solver name).
 pub const GOMOKU_SEARCHERS: &[&str] = &["pcn", "greedy", "ab4", "solver"];
-
-/// The solver name that stands for "the best solver of this game" ([`default_solver_name`]):
-/// the default of `pcn solve --solver`, `pcn gtp --solver` and the `solver` player.
-pub const AUTO_SOLVER: &str = "auto";
-
-/// The best solver of game `G`, which `auto` stands for. Decided by the 60 s measurements
-/// on the shared problems (docs/solving.md, network `none`, one thread):
-///
-/// - Gomoku (4T, threat knowledge): `mcts` solved 25 of 39, focused DFPN about 19;
-/// - Killall-Go 9x9: `fdfpn` solved 22 of 41, MCTS far fewer;
-///
-/// other games get `fdfpn`.
-pub fn default_solver_name<G: SolverGame>() -> &'static str {
-    // Killall-Go (and any other game) gets focused DFPN.
-    if TypeId::of::<G>() == TypeId::of::<Gomoku>() {
-        "mcts"
-    } else {
-        "fdfpn"
-    }
-}
-
-/// `name` in lower case, with [`AUTO_SOLVER`] replaced by [`default_solver_name`].
-pub fn resolve_solver_name<G: SolverGame>(name: &str) -> String {
-    let n = name.trim().to_ascii_lowercase();
-    if n == AUTO_SOLVER {
-        default_solver_name::<G>().to_string()
-    } else {
-        n
-    }
-}
-
-/// Whether `name` names a solver ([`SOLVER_NAMES`] or [`AUTO_SOLVER`], any case).
-pub fn is_solver_name(name: &str) -> bool {
-    let n = name.trim().to_ascii_lowercase();
-    n == AUTO_SOLVER || SOLVER_NAMES.contains(&n.as_str())
-}
 
 /// A loaded network for the solvers: the evaluator and the symmetries averaged per
 /// evaluation (`--net`, `--symmetries`, `--backend`).
@@ -162,41 +129,58 @@ impl SolverNet {
     }
 }
 
-/// A solver by name ([`AUTO_SOLVER`] allowed) for the engines. Without a network it is
-/// [`solver_by_name`]. With one, it is a solver whose heuristic is the network
-/// ([`NetHeuristic`], as `pcn solve --net` builds it) for positions the model fits, and the
-/// game's default heuristic for other board sizes (a running engine whose board is resized
-/// keeps working; the plain solver is made on first use). Plain `dfpn` ignores heuristics.
-pub fn make_solver<G: SolverGame>(
-    name: &str,
+/// Builds the solver `choice` stands for in game `G` with `opts`: the one way every front
+/// end makes a solver. Without a network (or for a solver that uses no heuristic, plain
+/// `dfpn`) it has the game's default heuristic. With one, it is a solver whose heuristic is
+/// the network ([`NetHeuristic`]) for positions the model fits and the plain solver for
+/// other boards (a running engine whose board is resized keeps working; each is made on
+/// first use). A solver that runs several threads shares the network behind a batching
+/// queue ([`BatchingEvaluator`]). `pcn solve`, where a model that does not fit is an error,
+/// checks [`SolverNet::check_fits`] first.
+pub fn build<G: SolverGame>(
+    choice: SolverChoice,
     opts: &SolverOptions,
     net: Option<&SolverNet>,
 ) -> Result<Box<dyn Solver<G>>, SolverError> {
-    let name = resolve_solver_name::<G>(name);
+    let kind = choice.resolve::<G>();
+    let spec = kind.spec();
     match net {
-        None => solver_by_name::<G>(&name, opts),
-        Some(net) => {
-            // Both solvers are made on first use (each has its own table); the name is
-            // checked now, so that errors come at once.
-            if !SOLVER_NAMES.contains(&name.as_str()) {
-                return Err(SolverError::UnknownSolver(name));
+        Some(net) if spec.heuristic => {
+            // The options are checked now, so that errors come at once.
+            make::<G>(kind, opts, plain_heuristic(opts))?;
+            let mut net = net.clone();
+            let threads = opts.threads.max(1);
+            if spec.threaded && threads > 1 {
+                // As many queue workers as the backend keeps batches in flight (1 on the
+                // CPU, 2 on the GPU), so the next batch fills while one runs.
+                let workers = net.eval.in_flight();
+                net.eval = Arc::new(BatchingEvaluator::with_workers(
+                    net.eval.clone(),
+                    threads * net.symmetries,
+                    BATCH_WAIT,
+                    workers,
+                ));
             }
             Ok(Box::new(NetOrPlain {
-                name,
+                kind,
                 opts: opts.clone(),
-                net: net.clone(),
+                net,
                 with_net: None,
                 plain: None,
                 last_net: false,
             }))
         }
+        _ => make::<G>(kind, opts, plain_heuristic(opts)),
     }
 }
 
+/// How long a batching queue waits for more positions before it evaluates a partial batch.
+const BATCH_WAIT: Duration = Duration::from_millis(1);
+
 /// A solver with the network heuristic where the model fits the position, and without it
-/// elsewhere (see [`make_solver`]). Both are made on first use of their kind.
+/// elsewhere (see [`build`]). Both are made on first use of their kind.
 struct NetOrPlain<G: SolverGame> {
-    name: String,
+    kind: SolverKind,
     opts: SolverOptions,
     net: SolverNet,
     with_net: Option<Box<dyn Solver<G>>>,
@@ -218,12 +202,12 @@ impl<G: SolverGame> NetOrPlain<G> {
                 DEFAULT_CACHE_ENTRIES,
             )
             .ok()
-            .and_then(|h| solver_with_heuristic::<G>(&self.name, &self.opts, Box::new(h)).ok());
+            .and_then(|h| make::<G>(self.kind, &self.opts, Box::new(h)).ok());
             match made {
                 Some(s) => {
                     log::info!(
                         "solver {}: network heuristic of {} ({})",
-                        self.name,
+                        self.kind.name(),
                         self.net.path,
                         self.net.describe()
                     );
@@ -241,10 +225,10 @@ impl<G: SolverGame> NetOrPlain<G> {
         if !self.last_net && self.plain.is_none() {
             log::info!(
                 "solver {}: {} does not fit the network; solving without it",
-                self.name,
+                self.kind.name(),
                 game.name()
             );
-            self.plain = solver_by_name::<G>(&self.name, &self.opts).ok();
+            self.plain = make::<G>(self.kind, &self.opts, plain_heuristic(&self.opts)).ok();
         }
         if self.last_net {
             self.with_net.as_mut()
@@ -256,12 +240,7 @@ impl<G: SolverGame> NetOrPlain<G> {
 
 impl<G: SolverGame> Solver<G> for NetOrPlain<G> {
     fn name(&self) -> &'static str {
-        // The registry's own spelling of the name (both solvers carry the same one).
-        SOLVER_NAMES
-            .iter()
-            .copied()
-            .find(|n| *n == self.name)
-            .unwrap_or("solver")
+        self.kind.name()
     }
 
     fn solve(
@@ -304,6 +283,13 @@ impl<G: SolverGame> Solver<G> for NetOrPlain<G> {
             s.set_memory(bytes);
         }
     }
+
+    fn set_threads(&mut self, threads: usize) {
+        self.opts.threads = threads.max(1);
+        for s in [&mut self.with_net, &mut self.plain].into_iter().flatten() {
+            s.set_threads(threads);
+        }
+    }
 }
 
 /// Table memory of the `solver` player's solver before any `set_memory` (the `pcn` player's
@@ -313,21 +299,43 @@ const SOLVER_PLAYER_TABLE_BYTES: usize = 64 << 20;
 /// Fraction of each move the `solver` player gives its solver.
 pub const SOLVER_PLAYER_SHARE: f64 = 0.1;
 
-/// The `solver` player: the named solver ([`AUTO_SOLVER`]: Gomoku's default, see
-/// [`default_solver_name`]; with VCF knowledge, and the network `net` where it fits) for
-/// [`SOLVER_PLAYER_SHARE`] of each move, then the `pcn` alpha-beta player (see
+/// What the players are built with beyond their name: the command line's `--threads`,
+/// `--seed` and `--net` (the players that have no use for one ignore it).
+#[derive(Clone, Debug)]
+pub struct PlayerSettings {
+    /// Search threads of the solvers that run several (at least 1).
+    pub threads: usize,
+    /// Seed of the solvers' random choices.
+    pub seed: u64,
+    /// The solvers' network, used where it fits the board.
+    pub net: Option<SolverNet>,
+}
+
+impl Default for PlayerSettings {
+    fn default() -> Self {
+        PlayerSettings {
+            threads: 1,
+            seed: SolverOptions::default().seed,
+            net: None,
+        }
+    }
+}
+
+/// The `solver` player: the chosen solver (`auto`: Gomoku's default,
+/// [`SolverGame::DEFAULT_SOLVER`]; with VCF knowledge, and the network of `settings` where it fits)
+/// for [`SOLVER_PLAYER_SHARE`] of each move, then the `pcn` alpha-beta player (see
 /// [`super::solver_player`]).
 pub fn solver_player(
-    solver: &str,
-    seed: u64,
-    net: Option<&SolverNet>,
+    solver: SolverChoice,
+    settings: &PlayerSettings,
 ) -> Option<SolverPlayer<Gomoku>> {
     let opts = SolverOptions {
         memory_bytes: SOLVER_PLAYER_TABLE_BYTES,
-        seed,
+        seed: settings.seed,
+        threads: settings.threads.max(1),
         ..SolverOptions::default()
     };
-    let s = make_solver::<Gomoku>(solver, &opts, net).ok()?;
+    let s = build::<Gomoku>(solver, &opts, settings.net.as_ref()).ok()?;
     Some(SolverPlayer::new(
         "solver",
         s,
@@ -339,28 +347,26 @@ pub fn solver_player(
     ))
 }
 
-/// A fresh Gomoku searcher by registry name (`None` for an unknown name).
+/// A fresh Gomoku searcher by registry name (`None` for an unknown name), with the default
+/// [`PlayerSettings`].
 pub fn gomoku_searcher(name: &str) -> Option<Box<dyn Searcher<Gomoku>>> {
-    gomoku_searcher_with_net(name, None)
+    gomoku_searcher_with(name, &PlayerSettings::default())
 }
 
-/// [`gomoku_searcher`] whose `solver` players use the network `net` (the other players
-/// have no network and ignore it).
-pub fn gomoku_searcher_with_net(
+/// [`gomoku_searcher`] built with `settings` (the `solver` players use its threads, seed and
+/// network; the others are single-threaded, deterministic and have no network).
+pub fn gomoku_searcher_with(
     name: &str,
-    net: Option<&SolverNet>,
+    settings: &PlayerSettings,
 ) -> Option<Box<dyn Searcher<Gomoku>>> {
     match name {
         "pcn" => Some(Box::new(AlphaBeta::new())),
         "greedy" => Some(Box::new(Greedy)),
         "ab4" => Some(Box::new(Ab4::default())),
-        "solver" => Some(Box::new(solver_player(AUTO_SOLVER, 1, net)?)),
+        "solver" => Some(Box::new(solver_player(SolverChoice::Auto, settings)?)),
         other => {
-            let s = other.strip_prefix("solver-")?;
-            if !is_solver_name(s) {
-                return None;
-            }
-            Some(Box::new(solver_player(s, 1, net)?))
+            let s = SolverChoice::parse(other.strip_prefix("solver-")?).ok()?;
+            Some(Box::new(solver_player(s, settings)?))
         }
     }
 }
@@ -372,15 +378,14 @@ mod tests {
 
     #[test]
     fn auto_picks_the_measured_best() {
-        assert_eq!(default_solver_name::<Gomoku>(), "mcts");
-        assert_eq!(default_solver_name::<KillallGo>(), "fdfpn");
-        assert_eq!(resolve_solver_name::<Gomoku>("AUTO"), "mcts");
-        assert_eq!(resolve_solver_name::<KillallGo>("auto"), "fdfpn");
-        assert_eq!(resolve_solver_name::<KillallGo>("DFPN"), "dfpn");
-        assert!(is_solver_name("Auto") && is_solver_name("gpn") && !is_solver_name("pcn"));
-        let s = make_solver::<Gomoku>("auto", &SolverOptions::default(), None).unwrap();
+        let auto = SolverChoice::parse("AUTO").unwrap();
+        assert_eq!(auto.resolve::<Gomoku>(), SolverKind::Mcts);
+        assert_eq!(auto.resolve::<KillallGo>(), SolverKind::Fdfpn);
+        let dfpn = SolverChoice::parse("DFPN").unwrap();
+        assert_eq!(dfpn.resolve::<KillallGo>(), SolverKind::Dfpn);
+        let s = build::<Gomoku>(auto, &SolverOptions::default(), None).unwrap();
         assert_eq!(s.name(), "mcts");
-        let s = make_solver::<KillallGo>("auto", &SolverOptions::default(), None).unwrap();
+        let s = build::<KillallGo>(auto, &SolverOptions::default(), None).unwrap();
         assert_eq!(s.name(), "fdfpn");
         assert!(gomoku_searcher("solver-nonsense").is_none());
         assert!(gomoku_searcher("solver-auto").is_some());
@@ -440,14 +445,15 @@ mod tests {
             memory_bytes: 4 << 20,
             ..SolverOptions::default()
         };
-        assert!(make_solver::<KillallGo>("nonsense", &opts, Some(&net)).is_err());
+        assert!(SolverChoice::parse("nonsense").is_err());
         assert_eq!(
-            make_solver::<KillallGo>("auto", &opts, Some(&net))
+            build::<KillallGo>(SolverChoice::Auto, &opts, Some(&net))
                 .unwrap()
                 .name(),
             "fdfpn"
         );
-        let mut s = make_solver::<KillallGo>("mcts", &opts, Some(&net)).unwrap();
+        let mcts = SolverChoice::Kind(SolverKind::Mcts);
+        let mut s = build::<KillallGo>(mcts, &opts, Some(&net)).unwrap();
         assert_eq!(s.name(), "mcts");
         let stop = AtomicBool::new(false);
         let mut solve = |g: &KillallGo| {

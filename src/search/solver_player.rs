@@ -297,6 +297,11 @@ impl<G: SolverGame> Searcher<G> for SolverPlayer<G> {
         self.solver.set_memory(half);
         self.fallback.set_memory(half);
     }
+
+    fn set_threads(&mut self, threads: usize) {
+        self.solver.set_threads(threads);
+        self.fallback.set_threads(threads);
+    }
 }
 
 #[cfg(test)]

@@ -90,6 +90,20 @@ impl Rule {
         .find(|r| r.name().eq_ignore_ascii_case(s))
     }
 
+    /// Parses a rule as the command line and GTP give it: a name of [`Rule::name`] (any
+    /// case), `ndk` for freestyle (the PCN paper's name), or a Gomocup rule number
+    /// ([`Rule::from_gomocup`]). The one parser of every front end's `--rule`.
+    pub fn parse(s: &str) -> Option<Rule> {
+        let s = s.trim();
+        if s.eq_ignore_ascii_case("ndk") {
+            return Some(Rule::Freestyle);
+        }
+        match s.parse::<i64>() {
+            Ok(n) => Rule::from_gomocup(n),
+            Err(_) => Rule::from_name(s),
+        }
+    }
+
     fn five_rule(self) -> FiveRule {
         let (exact, caro) = match self {
             Rule::Freestyle | Rule::FourT => ([false, false], false),

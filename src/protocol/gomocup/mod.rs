@@ -1,10 +1,12 @@
 //! The Gomocup / Piskvork brain protocol (see `docs/gomocup.md`).
 //!
 //! [`run`] is the protocol loop: it waits on the input lines (read by another thread) and on
-//! the engine's events at the same time, so INFO, YXSTOP and END are handled while a search
-//! runs. Other commands that arrive during a search are queued and run, in order, after the
-//! move has been sent. Every line is parsed by [`parse`] into a typed command and handled by
-//! an exhaustive `match`; bad input gets `ERROR`/`UNKNOWN` and leaves the game unchanged.
+//! the engine's events at the same time. Every line is parsed once, when it arrives, by
+//! [`parse::parse_line`] into a typed command; the command table ([`Command::spec`]) says
+//! which commands need a started game and which may run during a search (YXSTOP and END at
+//! once; ABOUT, INFO and unknown words at once unless earlier lines wait; the rest after the
+//! move has been sent, in order). Commands are handled by an exhaustive `match`; bad input
+//! gets `ERROR`/`UNKNOWN` and leaves the game unchanged.
 //!
 //! Coordinates: Gomocup `x` = column, `y` = row from the top (both 0-based); our actions are
 //! `y * W + x` with `y = 0` the bottom row, so `y_ours = H - 1 - y_gomocup`.
@@ -20,7 +22,7 @@ use std::time::{Duration, Instant};
 use crossbeam::channel::{select, Receiver};
 use thiserror::Error;
 
-use self::parse::{parse_board_line, parse_command, BoardLine, Command, Info, Point};
+use self::parse::{parse_line, BoardLine, Command, Info, Parsed, Point, WhileSearching};
 use super::Input;
 use crate::engine::clock::{MovePlan, TimeControl};
 use crate::engine::{Engine, EngineEvent, SearchId};
@@ -44,6 +46,38 @@ pub struct Options {
     pub memory_bytes: Option<usize>,
     /// Threads from `--threads` (replaced by `INFO thread_num`).
     pub threads: Option<usize>,
+}
+
+/// Most threads `INFO thread_num` may ask for (the command line allows as many).
+pub const MAX_THREADS: usize = 1024;
+
+/// One unit of input, parsed once when it arrived.
+enum Incoming {
+    /// A non-blank line.
+    Line {
+        /// The text (echoed in errors about block lines).
+        text: String,
+        /// Its readings.
+        parsed: Parsed,
+        /// When it was read (move time counts from there).
+        at: Instant,
+    },
+    /// A line too long to keep.
+    TooLong,
+}
+
+impl Incoming {
+    /// Parses `i`; `None` for blank lines and end of input.
+    fn from_input(i: Input) -> Option<Incoming> {
+        match i {
+            Input::Line { text, at } => {
+                let parsed = parse_line(&text)?;
+                Some(Incoming::Line { text, parsed, at })
+            }
+            Input::TooLong { .. } => Some(Incoming::TooLong),
+            Input::Eof => None,
+        }
+    }
 }
 
 /// Why a command could not be honoured (the text after `ERROR `).
@@ -134,11 +168,10 @@ struct Session<W: Write> {
     tc: TimeControl,
     max_node: Option<u64>,
     max_depth: Option<u32>,
-    threads: usize,
     block: Option<Block>,
     pending: Option<Pending>,
     /// Lines that arrived during a search, to run after its reply.
-    deferred: VecDeque<Input>,
+    deferred: VecDeque<Incoming>,
     /// Output failed (manager gone): stop.
     broken: bool,
     /// The search thread is gone: answer static moves.
@@ -158,7 +191,9 @@ pub fn run<W: Write>(
     if let Some(b) = opts.memory_bytes {
         engine.set_memory(b);
     }
-    let threads = opts.threads.unwrap_or(1);
+    if let Some(t) = opts.threads {
+        engine.set_threads(t);
+    }
     let mut s = Session {
         out,
         opts,
@@ -168,10 +203,12 @@ pub fn run<W: Write>(
         tc: TimeControl::default(),
         max_node: None,
         max_depth: None,
-        threads,
         block: None,
         pending: None,
-        deferred: prefix.into(),
+        deferred: prefix
+            .into_iter()
+            .filter_map(Incoming::from_input)
+            .collect(),
         broken: false,
         engine_dead: false,
     };
@@ -294,10 +331,12 @@ impl<W: Write> Session<W> {
                 recv(input) -> msg => match msg {
                     Ok(Input::Eof) | Err(_) => eof = true,
                     Ok(i) => {
-                        if self.pending.is_some() && self.must_defer(&i) {
-                            self.deferred.push_back(i);
-                        } else if let Flow::Exit = self.handle_input(i) {
-                            return 0;
+                        if let Some(i) = Incoming::from_input(i) {
+                            if self.pending.is_some() && self.must_defer(&i) {
+                                self.deferred.push_back(i);
+                            } else if let Flow::Exit = self.handle_input(i) {
+                                return 0;
+                            }
                         }
                     }
                 },
@@ -318,26 +357,22 @@ impl<W: Write> Session<W> {
         }
     }
 
-    /// Whether a line that arrives during a search must wait until the reply is sent.
-    /// STOP acts at once; END and INFO too unless earlier lines are already queued (order:
-    /// a manager that sent TURN then END before we answered gets both handled in turn).
-    fn must_defer(&self, i: &Input) -> bool {
-        let Input::Line { text, .. } = i else {
+    /// Whether a line that arrives during a search must wait until the reply is sent, by
+    /// the command table ([`Command::spec`]).
+    fn must_defer(&self, i: &Incoming) -> bool {
+        let Incoming::Line { parsed, .. } = i else {
             return true;
         };
-        if self.block.is_some() {
+        // Deterministic mode: strictly in order (STOP and END too, so they cannot cut a
+        // search short), so the output depends only on the input. Lines of an open block
+        // wait with it.
+        if self.opts.nodes.is_some() || self.block.is_some() {
             return true;
         }
-        // Deterministic mode: strictly in order (STOP too, so it cannot cut a search short),
-        // so the output depends only on the input.
-        if self.opts.nodes.is_some() {
-            return parse_command(text).is_some();
-        }
-        match parse_command(text) {
-            Some(Command::Stop) => false,
-            Some(Command::Info(_)) | Some(Command::End) => !self.deferred.is_empty(),
-            None => false,
-            _ => true,
+        match parsed.command.spec().while_searching {
+            WhileSearching::Now => false,
+            WhileSearching::InOrder => !self.deferred.is_empty(),
+            WhileSearching::Queue => true,
         }
     }
 
@@ -354,10 +389,9 @@ impl<W: Write> Session<W> {
         self.line(&format!("ERROR {e}"));
     }
 
-    fn handle_input(&mut self, i: Input) -> Flow {
+    fn handle_input(&mut self, i: Incoming) -> Flow {
         match i {
-            Input::Eof => Flow::Continue,
-            Input::TooLong { .. } => {
+            Incoming::TooLong => {
                 if let Some(b) = self.block.as_mut() {
                     b.error.get_or_insert_with(|| "line too long".into());
                 } else {
@@ -365,16 +399,14 @@ impl<W: Write> Session<W> {
                 }
                 Flow::Continue
             }
-            Input::Line { text, at } => self.handle_line(&text, at),
+            Incoming::Line { text, parsed, at } => self.handle_line(&text, parsed, at),
         }
     }
 
-    fn handle_line(&mut self, text: &str, at: Instant) -> Flow {
-        if parse::is_blank(text) {
-            return Flow::Continue;
-        }
+    fn handle_line(&mut self, text: &str, parsed: Parsed, at: Instant) -> Flow {
+        let Parsed { command, board } = parsed;
         if self.block.is_some() {
-            match parse_board_line(text) {
+            match board {
                 Some(BoardLine::Done) => {
                     if let Some(b) = self.block.take() {
                         self.finish_block(b);
@@ -399,15 +431,15 @@ impl<W: Write> Session<W> {
                 None => {
                     // A known command inside a block means DONE never came: drop the block
                     // and run the command. Anything else is a bad stone line.
-                    match parse_command(text) {
-                        Some(Command::Unknown(_)) | Some(Command::Bad { .. }) | None => {
+                    match command {
+                        Command::Unknown(_) | Command::Bad { .. } => {
                             if let Some(b) = self.block.as_mut() {
                                 b.error
                                     .get_or_insert_with(|| format!("bad line '{}'", echo(text)));
                             }
                             return Flow::Continue;
                         }
-                        Some(_) => {
+                        _ => {
                             if let Some(b) = self.block.take() {
                                 self.error(CmdError::Board(b.kind.name(), "missing DONE".into()));
                             }
@@ -416,13 +448,14 @@ impl<W: Write> Session<W> {
                 }
             }
         }
-        match parse_command(text) {
-            Some(c) => self.dispatch(c, at),
-            None => Flow::Continue,
-        }
+        self.dispatch(command, at)
     }
 
     fn dispatch(&mut self, c: Command, at: Instant) -> Flow {
+        if c.spec().needs_game && self.game.is_none() {
+            self.error(CmdError::NoGame);
+            return Flow::Continue;
+        }
         match c {
             Command::Start(n) => self.start(n, n),
             Command::RectStart(w, h) => self.start(w, h),
@@ -548,7 +581,7 @@ impl<W: Write> Session<W> {
             Info::MaxDepth(v) => self.max_depth = u32::try_from(v).ok().filter(|&n| n > 0),
             Info::ThreadNum(v) => {
                 if let Ok(n) = usize::try_from(v) {
-                    self.threads = n.max(1);
+                    self.engine.set_threads(n.clamp(1, MAX_THREADS));
                 }
             }
             Info::BadValue(k) => log::warn!("ignoring INFO {k} with a bad value"),
@@ -934,6 +967,8 @@ impl<W: Write> Session<W> {
 }
 
 #[cfg(test)]
+// Tests may unwrap: a panic there is a failed test, not a crashed engine.
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {
     use super::*;
 

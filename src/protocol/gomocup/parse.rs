@@ -116,6 +116,73 @@ pub enum BoardLine {
     Done,
 }
 
+/// When a command may run while a search is in progress (the protocol loop's command
+/// table, [`Command::spec`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WhileSearching {
+    /// At once, even ahead of lines already waiting (STOP, END: they end the search).
+    Now,
+    /// At once when no earlier line is waiting, else in turn (commands that only answer or
+    /// set what the next search reads: ABOUT, INFO, unknown words).
+    InOrder,
+    /// After the search's reply (commands that change or read the position, or start a
+    /// search).
+    Queue,
+}
+
+/// What the protocol loop must know about a command before it runs it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CommandSpec {
+    /// Answered `ERROR no game in progress` without a started game. (BOARD-like blocks
+    /// check at their DONE, after their lines have been read.)
+    pub needs_game: bool,
+    /// When it may run during a search.
+    pub while_searching: WhileSearching,
+}
+
+impl Command {
+    /// The command table: which commands need a started game and which may run during a
+    /// search. A new command gets its row here.
+    pub fn spec(&self) -> CommandSpec {
+        use WhileSearching::{InOrder, Now, Queue};
+        let (needs_game, while_searching) = match self {
+            Command::Start(_) | Command::RectStart(..) => (false, Queue),
+            Command::Restart => (true, Queue),
+            Command::Begin | Command::Turn(_) | Command::NBest(_) => (true, Queue),
+            Command::Play(_) | Command::Takeback(_) | Command::ShowForbid => (true, Queue),
+            Command::Board | Command::YxBoard | Command::Swap2Board => (false, Queue),
+            Command::HashClear => (false, Queue),
+            Command::Stop | Command::End => (false, Now),
+            Command::Info(_) | Command::About | Command::ShowInfo => (false, InOrder),
+            Command::Bad { .. } | Command::Unknown(_) => (false, InOrder),
+        };
+        CommandSpec {
+            needs_game,
+            while_searching,
+        }
+    }
+}
+
+/// One input line, parsed once when it arrives: as a command and, where it has that shape,
+/// as a line of a BOARD-like block (which reading applies depends on whether a block is
+/// open when the line runs, which may be later).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Parsed {
+    /// The line as a command (a stone line outside a block is an unknown command).
+    pub command: Command,
+    /// The line as a block line, if it is one.
+    pub board: Option<BoardLine>,
+}
+
+/// Parses one input line; `None` for a blank line, which the protocol ignores.
+pub fn parse_line(line: &str) -> Option<Parsed> {
+    let command = parse_command(line)?;
+    Some(Parsed {
+        command,
+        board: parse_board_line(line),
+    })
+}
+
 type Res<'a, T> = IResult<&'a str, T>;
 
 fn sep(i: &str) -> Res<'_, char> {
@@ -238,12 +305,9 @@ pub fn parse_board_line(line: &str) -> Option<BoardLine> {
     whole(line, alt((done, stone, map(point, BoardLine::Point))))
 }
 
-/// Whether a line is blank after trimming (blank lines are ignored everywhere).
-pub fn is_blank(line: &str) -> bool {
-    line.trim().is_empty()
-}
-
 #[cfg(test)]
+// Tests may unwrap: a panic there is a failed test, not a crashed engine.
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {
     use super::*;
 
@@ -352,5 +416,26 @@ mod tests {
         assert_eq!(parse_board_line("done"), Some(BoardLine::Done));
         assert_eq!(parse_board_line("7,7,1,1"), None);
         assert_eq!(parse_board_line("TURN 1,1"), None);
+    }
+
+    #[test]
+    fn lines_carry_both_readings() {
+        let p = parse_line("7,7,1").unwrap();
+        assert_eq!(p.command, Command::Unknown("7,7,1".into()));
+        assert_eq!(p.board, Some(BoardLine::Stone(Point { x: 7, y: 7 }, 1)));
+        let p = parse_line("TURN 1,1").unwrap();
+        assert_eq!(p.board, None);
+        assert_eq!(parse_line("  \r"), None);
+    }
+
+    #[test]
+    fn command_table() {
+        let spec = |l: &str| parse_command(l).unwrap().spec();
+        assert_eq!(spec("END").while_searching, WhileSearching::Now);
+        assert_eq!(spec("YXSTOP").while_searching, WhileSearching::Now);
+        assert_eq!(spec("ABOUT").while_searching, WhileSearching::InOrder);
+        assert_eq!(spec("TURN 1,1").while_searching, WhileSearching::Queue);
+        assert!(spec("TURN 1,1").needs_game && spec("BEGIN").needs_game);
+        assert!(!spec("START 15").needs_game && !spec("BOARD").needs_game);
     }
 }

@@ -65,6 +65,8 @@ pub fn info_line<G: Game>(
 }
 
 #[cfg(test)]
+// Tests may unwrap: a panic there is a failed test, not a crashed engine.
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {
     use super::*;
     use crate::game::killallgo::{KillallGo, Variant};

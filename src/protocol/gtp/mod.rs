@@ -45,8 +45,10 @@ use super::Input;
 use crate::engine::clock::MovePlan;
 use crate::engine::{Engine, EngineEvent, Task};
 use crate::game::{Color, Move, MoveError};
-use crate::search::registry::{self, is_solver_name, resolve_solver_name, SolverNet, AUTO_SOLVER};
-use crate::search::solver::{SolveResult, Solver, SolverOptions, SOLVER_NAMES};
+use crate::search::registry::{self, SolverNet};
+use crate::search::solver::{
+    solver_names, SolveResult, Solver, SolverChoice, SolverOptions, AUTO_SOLVER,
+};
 use crate::search::solver_player::{
     decided_move, decided_result, proven_candidate, solve_then_search, solver_limits, SolverPlay,
 };
@@ -66,6 +68,20 @@ const MAX_SGF_BYTES: u64 = 16 << 20;
 /// The solver name that switches the solver off in genmove and analysis.
 pub const NO_SOLVER: &str = "none";
 
+/// Reads a GTP solver setting (`--solver`, `pcn-solver`): [`NO_SOLVER`] (`None`), `auto` or
+/// a solver name, any case.
+pub fn parse_solver(name: &str) -> Result<Option<SolverChoice>, String> {
+    if name.trim().eq_ignore_ascii_case(NO_SOLVER) {
+        return Ok(None);
+    }
+    SolverChoice::parse(name).map(Some).map_err(|_| {
+        format!(
+            "unknown solver (expected {AUTO_SOLVER}, {} or {NO_SOLVER})",
+            solver_names().join(", ")
+        )
+    })
+}
+
 /// The genmove/analysis solver, shared with the search tasks (only one of them runs at a
 /// time; the GTP thread replaces or clears it between commands).
 type SharedSolver<G> = Arc<Mutex<Option<Box<dyn Solver<G>>>>>;
@@ -84,17 +100,18 @@ pub struct Options {
     pub nodes: Option<u64>,
     /// Seed of the searches.
     pub seed: u64,
+    /// Search threads of the solver (MCTS; the others are single-threaded).
+    pub threads: usize,
     /// Time per move when the controller sent no time settings.
     pub move_time: Duration,
     /// Default `pcn-solve` time.
     pub solve_time: Duration,
     /// Tree memory cap in bytes (also the solver's table budget).
     pub memory_bytes: Option<usize>,
-    /// The solver of genmove, analysis and `pcn-solve` (a name of
-    /// [`crate::search::solver::SOLVER_NAMES`], [`AUTO_SOLVER`] for the game's best (see
-    /// [`crate::search::registry::default_solver_name`]), or [`NO_SOLVER`]: genmove and
-    /// analysis without a solver, `pcn-solve` with the game's best).
-    pub solver: String,
+    /// The solver of genmove, analysis and `pcn-solve` (`auto`: the game's best); `None`
+    /// ([`NO_SOLVER`]): genmove and analysis without a solver, `pcn-solve` with the game's
+    /// best.
+    pub solver: Option<SolverChoice>,
     /// The network of the solvers (`--net`), used where the model fits the board; `None`:
     /// the games' default heuristics.
     pub net: Option<SolverNet>,
@@ -105,10 +122,11 @@ impl Default for Options {
         Options {
             nodes: None,
             seed: 1,
+            threads: 1,
             move_time: Duration::from_secs(5),
             solve_time: Duration::from_secs(10),
             memory_bytes: None,
-            solver: AUTO_SOLVER.into(),
+            solver: Some(SolverChoice::Auto),
             net: None,
         }
     }
@@ -137,7 +155,7 @@ pub fn run<G: GtpGame, W: Write>(
             p.set_memory(b);
         }
     }
-    let solver = Arc::new(Mutex::new(make_solver::<G>(&opts.solver, &opts)));
+    let solver = Arc::new(Mutex::new(make_solver::<G>(opts.solver, &opts)));
     let mut gtp = Gtp {
         solver,
         undo: Vec::new(),
@@ -158,17 +176,17 @@ fn solver_options(opts: &Options) -> SolverOptions {
     SolverOptions {
         memory_bytes: opts.memory_bytes.unwrap_or(SOLVE_TABLE_BYTES),
         seed: opts.seed,
+        threads: opts.threads.max(1),
         ..SolverOptions::default()
     }
 }
 
-/// The genmove/analysis solver by name, with the network where it fits (`None` for
-/// [`NO_SOLVER`] or an unknown name).
-fn make_solver<G: GtpGame>(name: &str, opts: &Options) -> Option<Box<dyn Solver<G>>> {
-    if name == NO_SOLVER {
-        return None;
-    }
-    registry::make_solver::<G>(name, &solver_options(opts), opts.net.as_ref()).ok()
+/// The genmove/analysis solver, with the network where it fits (`None` when switched off).
+fn make_solver<G: GtpGame>(
+    choice: Option<SolverChoice>,
+    opts: &Options,
+) -> Option<Box<dyn Solver<G>>> {
+    registry::build::<G>(choice?, &solver_options(opts), opts.net.as_ref()).ok()
 }
 
 struct Gtp<G: GtpGame, W: Write> {
@@ -368,20 +386,15 @@ impl<G: GtpGame, W: Write> Gtp<G, W> {
     /// solver), or switches to `NAME`.
     fn set_solver(&mut self, name: Option<String>) -> Reply {
         let Some(name) = name else {
-            return Ok(match self.opts.solver.as_str() {
-                NO_SOLVER => NO_SOLVER.to_string(),
-                n => resolve_solver_name::<G>(n),
+            return Ok(match self.opts.solver {
+                None => NO_SOLVER.to_string(),
+                Some(c) => c.resolve::<G>().name().to_string(),
             });
         };
-        if name != NO_SOLVER && !is_solver_name(&name) {
-            return Err(format!(
-                "unknown solver (expected {AUTO_SOLVER}, {} or {NO_SOLVER})",
-                SOLVER_NAMES.join(", ")
-            ));
-        }
-        let s = make_solver::<G>(&name, &self.opts);
+        let choice = parse_solver(&name)?;
+        let s = make_solver::<G>(choice, &self.opts);
         *lock(&self.solver) = s;
-        self.opts.solver = name;
+        self.opts.solver = choice;
         Ok(String::new())
     }
 
@@ -497,14 +510,11 @@ impl<G: GtpGame, W: Write> Gtp<G, W> {
         let hard = self.opts.nodes.is_none().then_some(hard);
         let pos = self.game.clone();
         // A fresh solver per call: the answer does not depend on earlier searches.
-        let name = match self.opts.solver.as_str() {
-            NO_SOLVER => AUTO_SOLVER.to_string(),
-            n => n.to_string(),
-        };
+        let choice = self.opts.solver.unwrap_or_default();
         let opts = solver_options(&self.opts);
         let net = self.opts.net.clone();
         let task: Task<G> = Box::new(move |_player, game, limits, stop, _on_event| {
-            let Ok(mut solver) = registry::make_solver::<G>(&name, &opts, net.as_ref()) else {
+            let Ok(mut solver) = registry::build::<G>(choice, &opts, net.as_ref()) else {
                 return SearchResult::default();
             };
             let prover = game.to_move();

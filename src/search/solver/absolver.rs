@@ -207,7 +207,7 @@ impl<G: SolverGame> AbSolver<G> {
 
 impl<G: SolverGame> Solver<G> for AbSolver<G> {
     fn name(&self) -> &'static str {
-        "ab"
+        super::SolverKind::Ab.name()
     }
 
     fn solve(

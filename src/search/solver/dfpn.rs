@@ -603,9 +603,9 @@ impl<G: SolverGame> Dfpn<G> {
 impl<G: SolverGame> Solver<G> for Dfpn<G> {
     fn name(&self) -> &'static str {
         if self.heuristic.is_some() {
-            "fdfpn"
+            super::SolverKind::Fdfpn.name()
         } else {
-            "dfpn"
+            super::SolverKind::Dfpn.name()
         }
     }
 

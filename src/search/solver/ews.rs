@@ -435,7 +435,7 @@ impl<G: SolverGame> Ews<G> {
 
 impl<G: SolverGame> Solver<G> for Ews<G> {
     fn name(&self) -> &'static str {
-        "ews"
+        super::SolverKind::Ews.name()
     }
 
     fn solve(

@@ -514,7 +514,7 @@ impl<G: SolverGame> Gpn<G> {
 
 impl<G: SolverGame> Solver<G> for Gpn<G> {
     fn name(&self) -> &'static str {
-        "gpn"
+        super::SolverKind::Gpn.name()
     }
 
     fn solve(

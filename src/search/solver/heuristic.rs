@@ -293,8 +293,8 @@ impl Heuristic<Gomoku> for ThreatPriors {
 
     fn evaluate_batch(&mut self, positions: &[&Gomoku], out: &mut [Evaluation]) {
         for (g, e) in positions.iter().zip(out.iter_mut()) {
-            // A static value: random playouts are too noisy in Gomoku (measured: the MCTS
-            // solver's results then depended on the playouts' luck, docs/solving.md).
+            // A static value: random playouts are too noisy in Gomoku, so a solver's result
+            // would depend on the playouts' luck.
             e.value = threat_priors(g, &mut self.buf, e);
             self.mix_patterns(g, e);
         }

@@ -5,7 +5,7 @@
 use std::sync::atomic::AtomicBool;
 
 use super::heuristic::ThreatPriors;
-use super::{Heuristic, SolverGame, SolverOptions};
+use super::{Heuristic, SolverGame, SolverKind, SolverOptions};
 use crate::game::gomoku::pattern::Pattern;
 use crate::game::gomoku::{Gomoku, Rule};
 use crate::game::{Game, Move, Outcome};
@@ -62,24 +62,24 @@ pub struct Knowledge {
     /// Gomoku, MCTS without a network: the share (0..=1) of the learned pattern policy
     /// ([`crate::search::patpolicy`]) in the static priors of the narrowed phase only (the
     /// first phase keeps [`Knowledge::patterns`]). The threat scores rank the kept moves
-    /// poorly where the proof needs a quiet one; mixed in there, the policy solved 49 and 69
-    /// without losing a problem (docs/solving.md, "Fourteenth session").
+    /// poorly where the proof needs a quiet one, which the policy ranks better (docs/notebook/
+    /// 2026-11-25-fourteenth-session-pattern-policy-in-narrowed-phase.md).
     pub narrow_patterns: f32,
     /// Gomoku, MCTS without a network: weight of a proof-number bias at the root of the
     /// narrowed phase (PNMax of GPN-MCTS: `w · (1 − (pn − min) / (1 + max − min))` over the
     /// unsolved root moves, the prover's proof numbers of the narrowed tree, doubled for a
-    /// move leaving one open reply, mostly a four). The reply value rates every forcing line alike, so without it the root's
-    /// visits stay on one unproven move (problem 65: docs/solving.md, "Seventeenth
-    /// session"). 0: off.
+    /// move leaving one open reply, mostly a four). The reply value rates every forcing line
+    /// alike, so without it the root's visits can stay on one unproven move (docs/notebook/
+    /// 2026-11-26-seventeenth-session-root-pn-bias.md). 0: off.
     pub root_pn: f32,
 }
 
 impl Default for Knowledge {
     fn default() -> Self {
-        // VCT budget and depth measured on the shared 4T problems (docs/solving.md): 20 000
-        // nodes / depth 6 found fewer wins than 60 000 / 8; 200 000 / 10 cost too much per
-        // node where the prover is to move. Staging (deferred VCT, pass search at the second
-        // visit of a defender node) measured in docs/solving.md, "Gomoku strength".
+        // The VCT budget and depth balance wins found against the cost per node where the
+        // prover is to move: a smaller search misses wins, a larger one costs more than it
+        // finds. Staging (deferred VCT, pass search at the second visit of a defender node):
+        // see docs/notebook/2026-11-22-gomoku-strength.md.
         Knowledge {
             vcf: true,
             vct: false,
@@ -224,6 +224,9 @@ pub fn replay_forced_line(g: &mut Gomoku, line: &[Move]) -> bool {
 }
 
 impl SolverGame for Gomoku {
+    /// The MCTS solver with threat knowledge solves the most Gomoku problems.
+    const DEFAULT_SOLVER: SolverKind = SolverKind::Mcts;
+
     fn knowledge_win(&mut self, st: &mut KnowledgeState) -> Option<Move> {
         let (vcf, vct) = (st.opts.vcf, st.opts.vct);
         threat_win(self, st, vcf, vct)
@@ -396,9 +399,10 @@ impl Gomoku {
             return false;
         }
         if !threatened {
-            // Decided by the patterns (measured on problems 49 57 63: every open three and
-            // four is a threat of a threat; of the moves that make at most a blocked two
-            // and block no four of the defender 1 % are, at 58 % of the searches).
+            // Decided by the patterns where they settle it: every open three and four is a
+            // threat of a threat; a move that makes at most a blocked two and blocks no four
+            // of the defender rarely is, and is dropped without the costly search (the rare
+            // miss only narrows this phase more; the first phase keeps every move).
             let me = self.to_move();
             let own = self
                 .patterns(c, me)

@@ -943,7 +943,8 @@ impl<G: SolverGame> Worker<'_, G> {
 /// The knowledge options MCTS runs with this heuristic. With learned priors (a network)
 /// both stages as configured: VCT at a prover node's second visit, the pass-threat zone at
 /// a defender node's `defence_visits`-th. With the static heuristics VCT runs at once
-/// (deferring it cost problems: docs/solving.md, "Gomoku strength") and the zone at a
+/// (the static priors cannot steer the search to where a deferred VCT would pay; see
+/// docs/notebook/2026-11-22-gomoku-strength.md) and the zone at a
 /// defender node's second visit, where the reply value ([`reply_value`]) is refreshed.
 /// `learned`: [`Heuristic::learned`].
 fn staged_knowledge(learned: bool, k: &Knowledge) -> Knowledge {
@@ -962,17 +963,18 @@ fn staged_knowledge(learned: bool, k: &Knowledge) -> Knowledge {
 /// second one with the prover's moves narrowed ([`SolverGame::narrow_prover_moves`]) in the
 /// budget left: with the static heuristics under the reply value (Gomoku without a network)
 /// and [`Knowledge::lambda_nodes`] set. The two searches solve different problems
-/// (docs/solving.md, "Thirteenth session"): the narrowed one spreads its visits over the
-/// prover's threats and proves some that the plain one cannot reach before its pool fills.
+/// (docs/notebook/2026-11-25-thirteenth-session-narrowed-search.md): the narrowed one spreads
+/// its visits over the prover's threats and proves some that the plain one cannot reach
+/// before its pool fills.
 fn narrowing_phase(learned: bool, reply_value: bool, k: &Knowledge) -> bool {
     !learned && reply_value && k.lambda_nodes > 0
 }
 
 /// The exploration constant: `c_puct` of the options (the PCN reference solver's), but half
 /// of it with a static heuristic under the reply value (Gomoku without a network). The
-/// threat-table priors are nearly flat (0.005 to 0.011 over 200 moves), so exploration
-/// spread the search over many quiet moves; halving it solved problem 71 too (30 → 31 of 39)
-/// (docs/solving.md, "After the reply value"). `learned`: [`Heuristic::learned`].
+/// threat-table priors are nearly flat, so full exploration spreads the search over many
+/// quiet moves (docs/notebook/2026-11-22-sixth-session-unsolved-problems.md).
+/// `learned`: [`Heuristic::learned`].
 fn c_puct_for(learned: bool, reply_value: bool, c_puct: f32) -> f32 {
     if reply_value && !learned {
         c_puct * 0.5
@@ -985,8 +987,8 @@ fn c_puct_for(learned: bool, reply_value: bool, c_puct: f32) -> f32 {
 /// of which `open` are not yet proven wins for the prover (by the cheap knowledge at the
 /// node's expansion, or the pass-threat zone later): `1 - 2 ln(1 + open) / ln(1 + replies)`,
 /// from 1 (all proven) to -1 (none). A strong threat leaves few defences; Gomoku's static
-/// values cannot tell that apart, and MCTS with them dived into single lines; the α0
-/// network's values gain from it too (docs/solving.md, "Reply value").
+/// values cannot tell that apart, and MCTS with them dives into single lines; the α0
+/// network's values gain from it too (docs/notebook/2026-11-22-reply-value.md).
 fn reply_value(replies: usize, open: usize) -> f32 {
     let (n, k) = (replies as f32, open.min(replies) as f32);
     1.0 - 2.0 * (1.0 + k).ln() / (1.0 + n).ln()
@@ -1165,7 +1167,7 @@ impl<G: SolverGame> Mcts<G> {
 
 impl<G: SolverGame> Solver<G> for Mcts<G> {
     fn name(&self) -> &'static str {
-        "mcts"
+        super::SolverKind::Mcts.name()
     }
 
     fn solve(
@@ -1233,6 +1235,7 @@ impl<G: SolverGame> Solver<G> for Mcts<G> {
         }
         let threads = 1 + forks.len();
         self.last_threads = threads;
+        log::debug!("mcts: {threads} search threads, seed {}", self.opts.seed);
         let budget = Mutex::new(Budget::new(limits, stop));
         let root_mover_good = self.root_mover_good;
         let mut extra_know = 0u64;
@@ -1246,8 +1249,8 @@ impl<G: SolverGame> Solver<G> for Mcts<G> {
             let su = Setup {
                 narrow: phase == 1,
                 // The halved constant is for the flat static priors; the narrowed phase's
-                // priors are spread over the kept moves only (measured: 63 and 75 solved at
-                // 1.5, not at 0.75; docs/solving.md, "Thirteenth session").
+                // priors are spread over the kept moves only, which need the full
+                // exploration to be tried at all.
                 c_puct: if phase == 1 {
                     self.opts.c_puct
                 } else {
@@ -1296,9 +1299,9 @@ impl<G: SolverGame> Solver<G> for Mcts<G> {
                 dwins: Vec::new(),
                 path: Vec::with_capacity(256),
             };
-            // The first of two phases runs on one thread: under virtual loss it spread its
-            // visits and took longer on the problems it solves (measured: docs/solving.md,
-            // "Fourteenth session"); the narrowed phase, where the budget goes, gets them all.
+            // The first of two phases runs on one thread: under virtual loss it spreads its
+            // visits and takes longer on the problems it solves; the narrowed phase, where
+            // the budget goes, gets them all.
             let helpers = if phases == 2 && phase == 0 {
                 0
             } else {
@@ -1446,6 +1449,10 @@ impl<G: SolverGame> Solver<G> for Mcts<G> {
         *self.tree_mut() = Tree::new(b);
         self.last = None;
     }
+
+    fn set_threads(&mut self, threads: usize) {
+        self.opts.threads = threads.max(1);
+    }
 }
 
 /// The MCTS side of a proof build: a solved child in the search tree itself, else solved
@@ -1563,8 +1570,8 @@ mod tests {
 
     #[test]
     fn reply_value_ranks_strong_threats_above_weak_ones() {
-        // Problem 59 after E10: 3 of 208 replies survive the quick wins below one move,
-        // 152 of 208 below another (docs/solving.md, "Reply value").
+        // A strong threat leaves a few of some 200 replies open, a weak one most of them
+        // (the shape of a shared problem's node, docs/notebook/2026-11-22-reply-value.md).
         assert!(reply_value(208, 3) > 0.4);
         assert!(reply_value(208, 152) < -0.8);
         assert_eq!(reply_value(208, 0), 1.0);

@@ -1,6 +1,9 @@
 //! Solvers: prove that a chosen player (the *prover*) wins a position, or that it cannot.
 //!
-//! Every solver implements [`Solver`] and is chosen by name through [`solver_by_name`]:
+//! Every solver implements [`Solver`] and has one row in the solver table [`SOLVERS`]
+//! ([`SolverKind`]: its name, what it uses, its constructor); a name is read once into a
+//! [`SolverChoice`] (a kind or `auto`, the game's [`SolverGame::DEFAULT_SOLVER`]), and
+//! [`crate::search::registry::build`] makes the solver with its network. The solvers:
 //!
 //! - `mcts`: MCTS solver (PUCT selection, AND/OR propagation of proven values), with a
 //!   pluggable batch-shaped [`heuristic::Heuristic`] (priors + value);
@@ -47,8 +50,188 @@ pub use gpn::PnBias;
 pub use heuristic::{CostModel, Evaluation, Heuristic};
 pub use knowledge::{Knowledge, KnowledgeState};
 
-/// Names accepted by [`solver_by_name`].
-pub const SOLVER_NAMES: &[&str] = &["mcts", "dfpn", "fdfpn", "gpn", "ews", "ppn", "ab"];
+/// The solvers. A new solver gets a variant here, a row in [`SOLVERS`] and an arm in
+/// [`SolverKind::construct`] (the compiler and a unit test check all three).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum SolverKind {
+    /// MCTS solver.
+    Mcts,
+    /// Plain depth-first proof-number search (mobility order, no heuristic).
+    Dfpn,
+    /// Focused DFPN.
+    Fdfpn,
+    /// GPN-MCTS.
+    Gpn,
+    /// Expected Work Search.
+    Ews,
+    /// Probability-based proof-number search.
+    Ppn,
+    /// Iterative-deepening αβ solver.
+    Ab,
+}
+
+/// What the registry knows of one solver (its row in [`SOLVERS`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SolverSpec {
+    /// The solver.
+    pub kind: SolverKind,
+    /// Its name on the command line and in GTP (lower case).
+    pub name: &'static str,
+    /// Whether it uses a [`Heuristic`] (and so a network): all but plain DFPN.
+    pub heuristic: bool,
+    /// Whether it runs several search threads ([`SolverOptions::threads`]).
+    pub threaded: bool,
+    /// Whether it reads [`SolverOptions::net_mode`] and [`SolverOptions::net_depth`].
+    pub net_mode: bool,
+}
+
+/// The solver table: one row per [`SolverKind`], in the order the help texts list them.
+pub const SOLVERS: &[SolverSpec] = &[
+    SolverSpec {
+        kind: SolverKind::Mcts,
+        name: "mcts",
+        heuristic: true,
+        threaded: true,
+        net_mode: false,
+    },
+    SolverSpec {
+        kind: SolverKind::Dfpn,
+        name: "dfpn",
+        heuristic: false,
+        threaded: false,
+        net_mode: false,
+    },
+    SolverSpec {
+        kind: SolverKind::Fdfpn,
+        name: "fdfpn",
+        heuristic: true,
+        threaded: false,
+        net_mode: true,
+    },
+    SolverSpec {
+        kind: SolverKind::Gpn,
+        name: "gpn",
+        heuristic: true,
+        threaded: false,
+        net_mode: false,
+    },
+    SolverSpec {
+        kind: SolverKind::Ews,
+        name: "ews",
+        heuristic: true,
+        threaded: false,
+        net_mode: false,
+    },
+    SolverSpec {
+        kind: SolverKind::Ppn,
+        name: "ppn",
+        heuristic: true,
+        threaded: false,
+        net_mode: false,
+    },
+    SolverSpec {
+        kind: SolverKind::Ab,
+        name: "ab",
+        heuristic: true,
+        threaded: false,
+        net_mode: false,
+    },
+];
+
+impl SolverKind {
+    /// Every solver, in table order.
+    pub fn all() -> impl Iterator<Item = SolverKind> {
+        SOLVERS.iter().map(|s| s.kind)
+    }
+
+    /// The solver named `name` (any case, surrounding blanks ignored).
+    pub fn parse(name: &str) -> Option<SolverKind> {
+        let n = name.trim();
+        SOLVERS
+            .iter()
+            .find(|s| s.name.eq_ignore_ascii_case(n))
+            .map(|s| s.kind)
+    }
+
+    /// Its row of [`SOLVERS`].
+    pub fn spec(self) -> &'static SolverSpec {
+        // Every kind has a row (unit test `every_solver_has_one_row`); the first row is
+        // only a defensive answer.
+        SOLVERS
+            .iter()
+            .find(|s| s.kind == self)
+            .unwrap_or(&SOLVERS[0])
+    }
+
+    /// Its name.
+    pub fn name(self) -> &'static str {
+        self.spec().name
+    }
+
+    /// The solver's constructor, with `heuristic` as its heuristic (ignored by plain DFPN).
+    fn construct<G: SolverGame>(
+        self,
+        opts: &SolverOptions,
+        heuristic: Box<dyn Heuristic<G>>,
+    ) -> Box<dyn Solver<G>> {
+        match self {
+            SolverKind::Mcts => Box::new(mcts::Mcts::new(opts.clone(), heuristic)),
+            SolverKind::Dfpn => Box::new(dfpn::Dfpn::new(opts.clone(), None)),
+            SolverKind::Fdfpn => Box::new(dfpn::Dfpn::new(opts.clone(), Some(heuristic))),
+            SolverKind::Gpn => Box::new(gpn::Gpn::new(opts.clone(), heuristic)),
+            SolverKind::Ews => Box::new(ews::Ews::new(opts.clone(), heuristic)),
+            SolverKind::Ppn => Box::new(ppn::Ppn::new(opts.clone(), heuristic)),
+            SolverKind::Ab => Box::new(absolver::AbSolver::new(opts.clone(), heuristic)),
+        }
+    }
+}
+
+/// The names of all solvers, in table order (for help and error texts).
+pub fn solver_names() -> Vec<&'static str> {
+    SOLVERS.iter().map(|s| s.name).collect()
+}
+
+/// The spelling of [`SolverChoice::Auto`].
+pub const AUTO_SOLVER: &str = "auto";
+
+/// A solver as chosen on the command line or in GTP: a kind, or `auto` (the game's best,
+/// [`SolverGame::DEFAULT_SOLVER`]).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub enum SolverChoice {
+    /// The game's default solver.
+    #[default]
+    Auto,
+    /// This solver.
+    Kind(SolverKind),
+}
+
+impl SolverChoice {
+    /// Reads `auto` or a solver name (any case).
+    pub fn parse(name: &str) -> Result<SolverChoice, SolverError> {
+        if name.trim().eq_ignore_ascii_case(AUTO_SOLVER) {
+            return Ok(SolverChoice::Auto);
+        }
+        SolverKind::parse(name)
+            .map(SolverChoice::Kind)
+            .ok_or_else(|| SolverError::UnknownSolver(name.trim().chars().take(32).collect()))
+    }
+
+    /// The solver it stands for in game `G`.
+    pub fn resolve<G: SolverGame>(self) -> SolverKind {
+        match self {
+            SolverChoice::Auto => G::DEFAULT_SOLVER,
+            SolverChoice::Kind(k) => k,
+        }
+    }
+
+    /// `auto` or the solver's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            SolverChoice::Auto => AUTO_SOLVER,
+            SolverChoice::Kind(k) => k.name(),
+        }
+    }
+}
 
 /// Whose win is to be proven.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
@@ -159,7 +342,7 @@ pub enum SolveEvent {
 #[derive(Clone, Debug, PartialEq, Eq, Error)]
 pub enum SolverError {
     /// No solver has this name.
-    #[error("unknown solver '{0}' (expected one of mcts, dfpn, fdfpn, gpn, ews, ppn, ab)")]
+    #[error("unknown solver '{0}' (expected auto, {names})", names = solver_names().join(", "))]
     UnknownSolver(String),
     /// An option value is out of range.
     #[error("bad solver option: {0}")]
@@ -222,7 +405,7 @@ pub struct SolverOptions {
     /// Largest proof tree [`Solver::proof_tree`] builds (nodes); larger gives `None`.
     pub proof_max_nodes: usize,
     /// GPN-MCTS: weight `C_pn` of the proof-number bias (0 gives plain MCTS; see
-    /// docs/solving.md, "Solver suite II", for the small tuning run behind the default).
+    /// docs/notebook/2026-11-22-solver-suite-ii.md for the tuning run behind the default).
     pub c_pn: f32,
     /// GPN-MCTS: the bias function (PNRank, PNMax, PNSum).
     pub pn_bias: PnBias,
@@ -406,6 +589,11 @@ pub trait SolverGame: Game {
     /// the opponent's children at once, before trying it, instead of in a batched pass).
     const QUICK_WINS: bool = false;
 
+    /// The solver `auto` stands for in this game: the one that proves the most of the
+    /// game's shared problems (docs/solving.md, "Choosing a solver"). Focused DFPN unless a
+    /// game says otherwise.
+    const DEFAULT_SOLVER: SolverKind = SolverKind::Fdfpn;
+
     /// Whether the game-theoretic value depends on history beyond [`SolverGame::solver_key`]
     /// (superko). Then, with [`GhiMode::Exact`], the solvers key their tables by the history
     /// as well ([`SolverGame::history_mark`], [`SolverGame::history_root`]).
@@ -483,27 +671,22 @@ pub trait Solver<G: SolverGame>: Send {
 
     /// Sets the transposition-table budget in bytes (0: default); clears the table.
     fn set_memory(&mut self, bytes: usize);
+
+    /// Sets the search threads (at least 1) of the solvers that run several (MCTS); the
+    /// single-threaded ones ignore it.
+    fn set_threads(&mut self, _threads: usize) {}
 }
 
-/// A solver by name, with the game's default heuristic.
-pub fn solver_by_name<G: SolverGame>(
-    name: &str,
-    opts: &SolverOptions,
-) -> Result<Box<dyn Solver<G>>, SolverError> {
-    let h = match opts.heuristic {
+/// The heuristic a solver uses when none is plugged in ([`SolverOptions::heuristic`]).
+pub fn plain_heuristic<G: SolverGame>(opts: &SolverOptions) -> Box<dyn Heuristic<G>> {
+    match opts.heuristic {
         HeuristicKind::Default => G::default_heuristic(opts),
         HeuristicKind::Uniform => Box::new(heuristic::UniformPlayout::new(opts)),
-    };
-    solver_with_heuristic(name, opts, h)
+    }
 }
 
-/// A solver by name with a given heuristic (the network issue plugs its evaluators in here).
-/// Plain `dfpn` ignores the heuristic.
-pub fn solver_with_heuristic<G: SolverGame>(
-    name: &str,
-    opts: &SolverOptions,
-    heuristic: Box<dyn Heuristic<G>>,
-) -> Result<Box<dyn Solver<G>>, SolverError> {
+/// Checks the ranges of the options the solvers read.
+fn check_options(opts: &SolverOptions) -> Result<(), SolverError> {
     if !(opts.epsilon >= 0.0 && opts.epsilon <= 10.0) {
         return Err(SolverError::BadOption(format!("epsilon {}", opts.epsilon)));
     }
@@ -522,16 +705,38 @@ pub fn solver_with_heuristic<G: SolverGame>(
             opts.ppn_theta
         )));
     }
-    match name.to_ascii_lowercase().as_str() {
-        "mcts" => Ok(Box::new(mcts::Mcts::new(opts.clone(), heuristic))),
-        "dfpn" => Ok(Box::new(dfpn::Dfpn::new(opts.clone(), None))),
-        "fdfpn" => Ok(Box::new(dfpn::Dfpn::new(opts.clone(), Some(heuristic)))),
-        "gpn" => Ok(Box::new(gpn::Gpn::new(opts.clone(), heuristic))),
-        "ews" => Ok(Box::new(ews::Ews::new(opts.clone(), heuristic))),
-        "ppn" => Ok(Box::new(ppn::Ppn::new(opts.clone(), heuristic))),
-        "ab" => Ok(Box::new(absolver::AbSolver::new(opts.clone(), heuristic))),
-        _ => Err(SolverError::UnknownSolver(name.chars().take(32).collect())),
-    }
+    Ok(())
+}
+
+/// Solver `kind` with `heuristic` (ignored by plain DFPN), after checking the options. The
+/// engines and `pcn solve` build through [`crate::search::registry::build`], which adds the
+/// network.
+pub fn make<G: SolverGame>(
+    kind: SolverKind,
+    opts: &SolverOptions,
+    heuristic: Box<dyn Heuristic<G>>,
+) -> Result<Box<dyn Solver<G>>, SolverError> {
+    check_options(opts)?;
+    Ok(kind.construct(opts, heuristic))
+}
+
+/// A solver by name (`auto` allowed), with the game's default heuristic.
+pub fn solver_by_name<G: SolverGame>(
+    name: &str,
+    opts: &SolverOptions,
+) -> Result<Box<dyn Solver<G>>, SolverError> {
+    let kind = SolverChoice::parse(name)?.resolve::<G>();
+    make(kind, opts, plain_heuristic(opts))
+}
+
+/// A solver by name (`auto` allowed) with a given heuristic.
+pub fn solver_with_heuristic<G: SolverGame>(
+    name: &str,
+    opts: &SolverOptions,
+    heuristic: Box<dyn Heuristic<G>>,
+) -> Result<Box<dyn Solver<G>>, SolverError> {
+    let kind = SolverChoice::parse(name)?.resolve::<G>();
+    make(kind, opts, heuristic)
 }
 
 /// One node of a [`ProofTree`].
@@ -749,5 +954,31 @@ fn fix_line<G: Game>(e: ProofError, root: &G, line: &[Move]) -> ProofError {
         ProofError::Choice { count, .. } => ProofError::Choice { count, line: l },
         ProofError::BadLeaf { expected, .. } => ProofError::BadLeaf { expected, line: l },
         other => other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_solver_has_one_row() {
+        let all = [
+            SolverKind::Mcts,
+            SolverKind::Dfpn,
+            SolverKind::Fdfpn,
+            SolverKind::Gpn,
+            SolverKind::Ews,
+            SolverKind::Ppn,
+            SolverKind::Ab,
+        ];
+        assert_eq!(SOLVERS.len(), all.len());
+        for k in all {
+            assert_eq!(SOLVERS.iter().filter(|s| s.kind == k).count(), 1, "{k:?}");
+            assert_eq!(k.spec().kind, k);
+            assert_eq!(SolverKind::parse(&k.name().to_uppercase()), Some(k));
+        }
+        assert_eq!(SolverChoice::parse(" Auto "), Ok(SolverChoice::Auto));
+        assert!(SolverChoice::parse("pcn").is_err());
     }
 }

@@ -319,7 +319,7 @@ impl<G: SolverGame> Ppn<G> {
 
 impl<G: SolverGame> Solver<G> for Ppn<G> {
     fn name(&self) -> &'static str {
-        "ppn"
+        super::SolverKind::Ppn.name()
     }
 
     fn solve(

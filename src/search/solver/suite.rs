@@ -14,8 +14,8 @@ use std::sync::atomic::AtomicBool;
 use super::proof::{self, satisfies, ProofOracle};
 use super::tt::{Tt, INF, NO_MOVE};
 use super::{
-    solver_by_name, GhiMode, KnowledgeState, ProofTree, SolveEvent, SolveOutcome, SolveResult,
-    SolveStats, Solver, SolverGame, SolverOptions,
+    make, plain_heuristic, GhiMode, KnowledgeState, ProofTree, SolveEvent, SolveOutcome,
+    SolveResult, SolveStats, Solver, SolverGame, SolverKind, SolverOptions,
 };
 use crate::game::{Color, Move, Outcome};
 use crate::search::{Budget, Limits};
@@ -261,8 +261,8 @@ impl<G: SolverGame> Common<G> {
             return None;
         }
         // The search's own knowledge state: its threat-win table already holds most of the
-        // proof's threat sequences (a fresh one searched each again: problem 65 with gpn and
-        // α0 proved in 8 s, its proof not built in the 52 s left).
+        // proof's threat sequences (a fresh one would search each again, which can take longer
+        // than the solve itself).
         let mut know = std::mem::replace(
             &mut self.know,
             KnowledgeState::new(self.opts.knowledge.clone()),
@@ -299,7 +299,7 @@ impl<G: SolverGame> SuiteOracle<'_, G> {
         if self.fallback.is_none() {
             let mut o = self.common.opts.clone();
             o.memory_bytes = (self.common.opts.tt_bytes() / 4).max(1 << 20);
-            self.fallback = solver_by_name::<G>("dfpn", &o).ok();
+            self.fallback = make::<G>(SolverKind::Dfpn, &o, plain_heuristic(&o)).ok();
         }
         let Some(s) = self.fallback.as_mut() else {
             return (SolveResult::Unknown, None);

@@ -1,0 +1,144 @@
+//! The engine configuration: the global options that shape a search (threads, table
+//! memory, seed, node budget, network), read once from the command line into types, with
+//! one default each. The front ends and `pcn solve` take their settings from here.
+
+use super::GlobalOpts;
+use crate::game::Game;
+use crate::search::registry::{PlayerSettings, SolverNet};
+
+/// The network of `--net`, read once.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum NetChoice {
+    /// `none` (any case): the games' own heuristics.
+    None,
+    /// `auto` (any case): the network shipped in `weights/` for the game, rule and board
+    /// being played, none where there is none ([`crate::nn::shipped`]).
+    Auto,
+    /// A model directory or file.
+    Path(String),
+}
+
+impl NetChoice {
+    /// Reads `none`, `auto` or a path.
+    pub fn parse(s: &str) -> NetChoice {
+        if s.trim().eq_ignore_ascii_case("none") {
+            NetChoice::None
+        } else if crate::nn::shipped::is_auto(s) {
+            NetChoice::Auto
+        } else {
+            NetChoice::Path(s.to_string())
+        }
+    }
+
+    /// The value as given on the command line (for messages).
+    pub fn as_arg(&self) -> &str {
+        match self {
+            NetChoice::None => "none",
+            NetChoice::Auto => "auto",
+            NetChoice::Path(p) => p,
+        }
+    }
+}
+
+/// Search threads when `--threads` is not given.
+pub const DEFAULT_THREADS: usize = 1;
+
+/// The global search settings, typed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EngineConfig {
+    /// Search threads of the solvers that run several, and a network backend's threads.
+    pub threads: usize,
+    /// Table memory cap in bytes (`--memory` MB); `None`: each searcher's own budget.
+    pub memory_bytes: Option<usize>,
+    /// Seed of every random choice.
+    pub seed: u64,
+    /// Deterministic mode: a node budget per move or problem instead of the clock.
+    pub nodes: Option<u64>,
+    /// The solvers' network.
+    pub net: NetChoice,
+    /// Board symmetries averaged per network evaluation (1..=8).
+    pub symmetries: usize,
+    /// Network backend name (`auto`, `cpu`).
+    pub backend: String,
+}
+
+impl EngineConfig {
+    /// Reads the global options.
+    pub fn from_global(g: &GlobalOpts) -> EngineConfig {
+        EngineConfig {
+            threads: g.threads.map_or(DEFAULT_THREADS, |t| t as usize),
+            memory_bytes: g.memory.map(|mb| (mb as usize).saturating_mul(1 << 20)),
+            seed: g.seed,
+            nodes: g.nodes,
+            net: NetChoice::parse(&g.net),
+            symmetries: g.symmetries as usize,
+            backend: g.backend.to_ascii_lowercase(),
+        }
+    }
+
+    /// Loads the network for an engine playing `sample`'s game (`None` for `none`, and for
+    /// `auto` where no network is shipped for that game) with the configured backend
+    /// threads; the error is the message for the command line.
+    pub fn open_net_for<G: Game>(&self, sample: &G) -> Result<Option<SolverNet>, String> {
+        let path = match &self.net {
+            NetChoice::None => return Ok(None),
+            NetChoice::Path(p) => p.clone(),
+            NetChoice::Auto => match crate::nn::shipped::resolve_for_game(
+                "auto",
+                &sample.name(),
+                sample.width(),
+                sample.height(),
+            ) {
+                Some(p) => p,
+                None => return Ok(None),
+            },
+        };
+        SolverNet::open(&path, &self.backend, self.symmetries, self.threads)
+            .map_err(|e| format!("--net {}: {e}", self.net.as_arg()))
+    }
+
+    /// The players' settings with a loaded network.
+    pub fn player_settings(&self, net: Option<SolverNet>) -> PlayerSettings {
+        PlayerSettings {
+            threads: self.threads,
+            seed: self.seed,
+            net,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::Cli;
+    use clap::Parser;
+
+    #[test]
+    fn read_once_with_defaults() {
+        let cli = Cli::try_parse_from(["pcn", "gomocup"]).unwrap();
+        let c = EngineConfig::from_global(&cli.global);
+        assert_eq!(c.threads, DEFAULT_THREADS);
+        assert_eq!((c.memory_bytes, c.nodes, c.seed), (None, None, 0));
+        assert_eq!(c.net, NetChoice::None);
+        let sample = crate::game::killallgo::KillallGo::new(crate::game::killallgo::Variant::Pcn9);
+        assert!(c.open_net_for(&sample).unwrap().is_none());
+        let cli = Cli::try_parse_from([
+            "pcn",
+            "--threads",
+            "3",
+            "--memory",
+            "2",
+            "--seed",
+            "5",
+            "--net",
+            "NONE",
+            "gtp",
+        ])
+        .unwrap();
+        let c = EngineConfig::from_global(&cli.global);
+        assert_eq!((c.threads, c.memory_bytes, c.seed), (3, Some(2 << 20), 5));
+        assert_eq!(c.net, NetChoice::None);
+        assert_eq!(NetChoice::parse("m/x").as_arg(), "m/x");
+        assert_eq!(NetChoice::parse("AUTO"), NetChoice::Auto);
+    }
+}
