@@ -170,5 +170,9 @@ fn bad_options_and_unfit_networks_are_clear_errors() {
         })
         .unwrap();
     assert_eq!(o.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&o.stdout).contains("does not fit"));
+    let line = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        line.contains("model mismatch") && line.contains("not gomoku"),
+        "{line}"
+    );
 }
