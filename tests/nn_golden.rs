@@ -3,6 +3,8 @@
 //! 1e-5, expected PCN bins within 5e-3. Also checks batch-size independence and thread
 //! counts. Skips with a notice when ../shared is absent.
 
+mod common;
+use common::{golden_floats as floats, max_diff};
 use std::path::{Path, PathBuf};
 
 use pcn::nn::cpu::{ConvAlgo, CpuBackend};
@@ -33,24 +35,6 @@ fn model_dirs() -> Vec<PathBuf> {
     v.retain(|p| p.join("model.safetensors").is_file() && p.join("golden.safetensors").is_file());
     v.sort();
     v
-}
-
-fn floats(st: &SafeTensors, name: &str) -> Vec<f32> {
-    let t = st
-        .tensor(name)
-        .unwrap_or_else(|e| panic!("golden tensor {name}: {e}"));
-    t.data()
-        .chunks_exact(4)
-        .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-        .collect()
-}
-
-fn max_diff(a: &[f32], b: &[f32]) -> f32 {
-    assert_eq!(a.len(), b.len());
-    a.iter()
-        .zip(b)
-        .map(|(x, y)| (x - y).abs())
-        .fold(0.0, f32::max)
 }
 
 fn expected_bins(logits: &[f32], bins: usize) -> Vec<f64> {

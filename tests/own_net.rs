@@ -7,6 +7,8 @@
 //! that), fresh networks of both games and both kinds are exported and checked the same
 //! way; without it that part is skipped with a notice.
 
+mod common;
+use common::{golden_floats as floats, max_diff};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -14,24 +16,6 @@ use pcn::nn::cpu::CpuBackend;
 use pcn::nn::model::Model;
 use pcn::nn::{Evaluator, NetKind, NetOutput};
 use safetensors::SafeTensors;
-
-fn floats(st: &SafeTensors, name: &str) -> Vec<f32> {
-    let t = st
-        .tensor(name)
-        .unwrap_or_else(|e| panic!("golden tensor {name}: {e}"));
-    t.data()
-        .chunks_exact(4)
-        .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-        .collect()
-}
-
-fn max_diff(a: &[f32], b: &[f32]) -> f32 {
-    assert_eq!(a.len(), b.len());
-    a.iter()
-        .zip(b)
-        .map(|(x, y)| (x - y).abs())
-        .fold(0.0, f32::max)
-}
 
 /// Loads `dir`, runs its golden inputs through the CPU backend (batch and one by one) and
 /// compares with PyTorch's outputs.

@@ -395,3 +395,24 @@ pub fn header(
         extra: vec![("solver".into(), solver.into())],
     }
 }
+
+/// The float32 tensor `name` of a golden file (`golden.safetensors`, little-endian), as the
+/// network golden tests read it; a missing tensor fails the test with its name.
+pub fn golden_floats(st: &safetensors::SafeTensors, name: &str) -> Vec<f32> {
+    let t = st
+        .tensor(name)
+        .unwrap_or_else(|e| panic!("golden tensor {name}: {e}"));
+    t.data()
+        .chunks_exact(4)
+        .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        .collect()
+}
+
+/// The largest absolute difference between two equally long outputs.
+pub fn max_diff(a: &[f32], b: &[f32]) -> f32 {
+    assert_eq!(a.len(), b.len());
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| (x - y).abs())
+        .fold(0.0, f32::max)
+}
