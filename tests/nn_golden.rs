@@ -7,7 +7,7 @@ mod common;
 use common::{golden_floats as floats, max_diff};
 use std::path::{Path, PathBuf};
 
-use pcn::nn::cpu::{ConvAlgo, CpuBackend};
+use pcn::nn::cpu::{ConvAlgo, CpuBackend, Simd};
 use pcn::nn::model::Model;
 use pcn::nn::{Evaluator, NetKind, NetOutput};
 use safetensors::SafeTensors;
@@ -135,11 +135,13 @@ fn empty_batch_and_bad_length() {
 fn golden_outputs_winograd() {
     for d in model_dirs() {
         for (m, simd, threads) in [
-            (3, true, 1),
-            (3, true, 2),
-            (3, false, 2),
-            (2, true, 2),
-            (4, true, 1),
+            (3, Simd::Avx512, 1),
+            (3, Simd::Avx512, 2),
+            (3, Simd::Avx2, 2),
+            (3, Simd::Scalar, 2),
+            (2, Simd::Avx512, 2),
+            (4, Simd::Avx512, 1),
+            (4, Simd::Avx2, 1),
         ] {
             check_model(&d, ConvAlgo::Winograd { m, simd }, threads);
         }

@@ -14,7 +14,7 @@ use std::time::Instant;
 
 use clap::Args;
 
-use crate::nn::cpu::{ConvAlgo, CpuBackend};
+use crate::nn::cpu::{ConvAlgo, CpuBackend, Simd};
 use crate::nn::model::Model;
 use crate::nn::{Evaluator, NetKind, NetOutput, NnError};
 use crate::util::Rng;
@@ -38,8 +38,8 @@ pub struct NnBenchArgs {
     /// Seconds per repetition (approximately).
     #[arg(long, default_value_t = 0.5)]
     pub seconds: f64,
-    /// Convolution algorithm: auto, direct, winograd2..winograd4, scalar (winograd3
-    /// without SIMD).
+    /// Convolution algorithm: auto, direct, winograd2..winograd4 (the best SIMD kernels the
+    /// CPU has), avx2 (winograd3 with AVX2 at most), scalar (winograd3 without SIMD).
     #[arg(long, default_value = "auto")]
     pub algo: String,
     /// Check the outputs against the model directory's golden.safetensors instead of
@@ -55,12 +55,20 @@ fn parse_algo(s: &str, n: usize) -> Option<ConvAlgo> {
     match s {
         "auto" => Some(ConvAlgo::auto(n)),
         "direct" => Some(ConvAlgo::Direct),
-        "scalar" => Some(ConvAlgo::Winograd { m: 3, simd: false }),
+        "scalar" => Some(ConvAlgo::Winograd {
+            m: 3,
+            simd: Simd::Scalar,
+        }),
+        "avx2" => Some(ConvAlgo::Winograd {
+            m: 3,
+            simd: Simd::Avx2,
+        }),
         _ => {
             let m: usize = s.strip_prefix("winograd")?.parse().ok()?;
-            (2..=4)
-                .contains(&m)
-                .then_some(ConvAlgo::Winograd { m, simd: true })
+            (2..=4).contains(&m).then_some(ConvAlgo::Winograd {
+                m,
+                simd: Simd::Avx512,
+            })
         }
     }
 }
@@ -98,7 +106,7 @@ pub fn run(args: NnBenchArgs, threads: usize) -> i32 {
     };
     let Some(algo) = parse_algo(&args.algo, model.info.board_size) else {
         eprintln!(
-            "nnbench: unknown --algo {:?} (auto, direct, winograd2..4, scalar)",
+            "nnbench: unknown --algo {:?} (auto, direct, winograd2..4, avx2, scalar)",
             args.algo
         );
         return 2;

@@ -3,8 +3,9 @@
 //! BatchNorm is folded into the convolutions at load ([`folded`]). The trunk runs in NHWC
 //! layout with a zero border; the 3x3 convolutions use Winograd F(m×m, 3×3)
 //! ([`winograd`]: m = 3 by default, which tiles 9x9 and 15x15 boards exactly) with a
-//! register-blocked GEMM over channels ([`kernels`]: AVX2+FMA through `std::arch` when the
-//! CPU has it, checked at run time, and a portable scalar version otherwise). Threads
+//! register-blocked GEMM over channels ([`kernels`]: AVX-512 or AVX2+FMA through
+//! `std::arch`, whichever the CPU has, checked at run time, and a portable scalar version
+//! otherwise, so one binary runs anywhere). Threads
 //! claim chunks of tiles of each layer, and head items, dynamically (a persistent [`pool`];
 //! a layer starts once the previous one is complete), so an evaluation never waits for a
 //! thread the OS has not scheduled yet. The plain direct convolution in [`reference`] is
@@ -22,7 +23,7 @@ use crate::nn::model::Model;
 use crate::nn::{Evaluator, NetInfo, NetKind, NetOutput, NnError};
 
 use folded::{Folded, HeadPart, Layout};
-use kernels::{Geom, Isa};
+use kernels::Geom;
 use pool::{Pool, Stages};
 use winograd::{Matrices, WinoConv};
 
@@ -32,18 +33,49 @@ pub enum ConvAlgo {
     /// Plain direct convolution, one position at a time, one thread (slow; the test
     /// yardstick).
     Direct,
-    /// Winograd F(m×m, 3×3), m in 2..=4; `simd`: use AVX2+FMA when the CPU has it.
+    /// Winograd F(m×m, 3×3), m in 2..=4, with kernels up to the instruction set `simd`.
     Winograd {
         /// Output tile side.
         m: usize,
-        /// Allow the AVX2+FMA kernels (else the portable scalar ones).
-        simd: bool,
+        /// The best kernels allowed; the backend uses the best of these that the CPU has
+        /// ([`CpuBackend::algo`] reports the one in use).
+        simd: Simd,
     },
+}
+
+/// Instruction sets of the Winograd kernels, in increasing order.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Simd {
+    /// Portable scalar code (any CPU).
+    Scalar,
+    /// x86-64 AVX2 + FMA.
+    Avx2,
+    /// x86-64 AVX-512F (16 lanes, 32 registers; layers whose width is not a multiple of 16
+    /// use the AVX2 kernels).
+    Avx512,
+}
+
+impl Simd {
+    /// The best instruction set this CPU supports (checked at run time).
+    pub fn detect() -> Simd {
+        #[cfg(target_arch = "x86_64")]
+        {
+            let avx2 = std::arch::is_x86_feature_detected!("avx2")
+                && std::arch::is_x86_feature_detected!("fma");
+            if avx2 && std::arch::is_x86_feature_detected!("avx512f") {
+                return Simd::Avx512;
+            }
+            if avx2 {
+                return Simd::Avx2;
+            }
+        }
+        Simd::Scalar
+    }
 }
 
 impl ConvAlgo {
     /// The default for a board of side `n`: Winograd with the tile size that needs the
-    /// fewest multiplications (m = 3 for 9x9 and 15x15), SIMD on.
+    /// fewest multiplications (m = 3 for 9x9 and 15x15), the best SIMD kernels.
     pub fn auto(n: usize) -> ConvAlgo {
         // Cost ~ tiles² · alpha², plus a little for the transforms' growth with alpha.
         let cost = |m: usize| {
@@ -54,7 +86,10 @@ impl ConvAlgo {
         let m = (2..=4)
             .min_by(|&a, &b| cost(a).total_cmp(&cost(b)))
             .unwrap_or(3);
-        ConvAlgo::Winograd { m, simd: true }
+        ConvAlgo::Winograd {
+            m,
+            simd: Simd::Avx512,
+        }
     }
 }
 
@@ -66,7 +101,7 @@ const CHUNK_TILES: usize = 12;
 
 /// The Winograd form of the trunk.
 struct Fast {
-    isa: Isa,
+    simd: Simd,
     geom: Geom,
     /// Input planes padded to a multiple of 8.
     cin_pad: usize,
@@ -144,9 +179,9 @@ impl CpuBackend {
                         NnError::Unavailable(format!("Winograd tile size {m} (supported: 2..=4)"))
                     })?;
                 let cin_pad = net.planes.div_ceil(8) * 8;
-                let isa = if simd { Isa::detect() } else { Isa::Scalar };
+                let simd = simd.min(Simd::detect());
                 let fast = Fast {
-                    isa,
+                    simd,
                     geom: Geom::new(net.n, m),
                     cin_pad,
                     stem: WinoConv::new(&net.stem, &mats, cin_pad),
@@ -161,13 +196,7 @@ impl CpuBackend {
                         })
                         .collect(),
                 };
-                (
-                    Some(fast),
-                    ConvAlgo::Winograd {
-                        m,
-                        simd: isa == Isa::Avx2Fma,
-                    },
-                )
+                (Some(fast), ConvAlgo::Winograd { m, simd })
             }
             _ => (None, ConvAlgo::Direct),
         };
@@ -192,7 +221,7 @@ impl CpuBackend {
         self.pool.threads()
     }
 
-    /// The convolution algorithm in use (`simd` says whether AVX2+FMA is really used).
+    /// The convolution algorithm in use (`simd`: the kernels really used on this CPU).
     pub fn algo(&self) -> ConvAlgo {
         self.algo
     }
@@ -332,10 +361,11 @@ impl CpuBackend {
                     let src =
                         unsafe { std::slice::from_raw_parts(src.get() as *const f32, src_len) };
                     // SAFETY: dst is a different buffer from src, sized for the batch; this
-                    // thread alone writes the pixels of tiles [i0, i1); the ISA was detected.
+                    // thread alone writes the pixels of tiles [i0, i1); `f.simd` is capped
+                    // by what the CPU reported.
                     unsafe {
                         kernels::conv_tiles(
-                            f.isa,
+                            f.simd,
                             layer,
                             &g,
                             src,
@@ -536,9 +566,12 @@ mod tests {
             .fold(0.0, f32::max)
     }
 
-    /// Every Winograd variant, SIMD or not, on several thread counts, against the direct
-    /// convolution: odd board sizes (partial tiles), widths 8 and 24 (8- and 16-column GEMM
-    /// blocks), both head kinds, batches that do not split evenly (37: sub-batches).
+    /// Every Winograd variant, on every instruction set, on several thread counts, against
+    /// the direct convolution: odd board sizes (partial tiles), widths 8 and 24 (8- and
+    /// 16-column AVX2 blocks; AVX-512 falls back to AVX2 for them), 16, 32 and 48 (AVX-512
+    /// blocks of 1, 2 and 2+1 registers), 18 input planes (the masked 8-channel tail of the
+    /// AVX-512 input transform), both head kinds, batches that do not split evenly (37:
+    /// sub-batches).
     #[test]
     fn winograd_matches_direct_on_random_models() {
         let cases = [
@@ -546,6 +579,8 @@ mod tests {
             (NetGame::Gomoku, 7, 24, 2, NetKind::AlphaZero),
             (NetGame::KillallGo, 9, 16, 1, NetKind::Pcn { bins: 20 }),
             (NetGame::KillallGo, 7, 24, 1, NetKind::Pcn { bins: 7 }),
+            (NetGame::KillallGo, 9, 32, 1, NetKind::Pcn { bins: 11 }),
+            (NetGame::Gomoku, 6, 48, 1, NetKind::AlphaZero),
         ];
         for (ci, &(game, n, filters, blocks, kind)) in cases.iter().enumerate() {
             let model = random_model(game, n, filters, blocks, kind, ci as u64 + 1);
@@ -561,7 +596,7 @@ mod tests {
                     .evaluate(&input, batch, &mut want)
                     .expect("direct eval");
                 for m in 2..=4 {
-                    for simd in [false, true] {
+                    for simd in [Simd::Scalar, Simd::Avx2, Simd::Avx512] {
                         for threads in [1, 2, 3] {
                             let be = CpuBackend::with_algo(
                                 &model,
@@ -572,7 +607,7 @@ mod tests {
                             let mut got = NetOutput::default();
                             be.evaluate(&input, batch, &mut got).expect("eval");
                             let tag = format!(
-                                "case {ci} batch {batch} m {m} simd {simd} threads {threads}"
+                                "case {ci} batch {batch} m {m} simd {simd:?} threads {threads}"
                             );
                             assert!(max_diff(&got.policy, &want.policy) < 1e-4, "{tag}: policy");
                             assert!(max_diff(&got.value, &want.value) < 1e-5, "{tag}: value");
@@ -592,9 +627,56 @@ mod tests {
         }
     }
 
+    /// The AVX-512 and AVX2 kernels agree on the same inputs (1e-4 on logits): 64-wide
+    /// layers (the 6×64 AVX-512 block), 32-wide, and a width the AVX-512 kernels hand to
+    /// AVX2 (24). Skipped, with a notice, on a CPU without AVX-512.
+    #[test]
+    fn avx512_matches_avx2() {
+        if Simd::detect() < Simd::Avx512 {
+            println!("NOTICE: this CPU has no AVX-512; avx512_matches_avx2 skipped");
+            return;
+        }
+        let cases = [
+            (NetGame::KillallGo, 9, 64, 2, NetKind::Pcn { bins: 30 }),
+            (NetGame::Gomoku, 15, 64, 1, NetKind::AlphaZero),
+            (NetGame::Gomoku, 11, 32, 2, NetKind::AlphaZero),
+            (NetGame::KillallGo, 9, 24, 1, NetKind::AlphaZero),
+        ];
+        for (ci, &(game, n, filters, blocks, kind)) in cases.iter().enumerate() {
+            let model = random_model(game, n, filters, blocks, kind, 50 + ci as u64);
+            let len = model.info.input_len();
+            let mut rng = Rng::new(7 + ci as u64);
+            let batch = 21;
+            let input: Vec<f32> = (0..batch * len)
+                .map(|_| if rng.below(3) == 0 { 1.0 } else { 0.0 })
+                .collect();
+            let mut outs = Vec::new();
+            for simd in [Simd::Avx2, Simd::Avx512] {
+                let be = CpuBackend::with_algo(&model, 2, ConvAlgo::Winograd { m: 3, simd })
+                    .expect("backend");
+                assert_eq!(be.algo(), ConvAlgo::Winograd { m: 3, simd });
+                let mut out = NetOutput::default();
+                be.evaluate(&input, batch, &mut out).expect("eval");
+                outs.push(out);
+            }
+            let (a, b) = (&outs[0], &outs[1]);
+            assert!(!a.policy.is_empty());
+            assert!(max_diff(&a.policy, &b.policy) < 1e-4, "case {ci}: policy");
+            assert!(max_diff(&a.value, &b.value) < 1e-5, "case {ci}: value");
+            assert!(max_diff(&a.black_v, &b.black_v) < 1e-4, "case {ci}: black");
+            assert!(max_diff(&a.white_v, &b.white_v) < 1e-4, "case {ci}: white");
+        }
+    }
+
     #[test]
     fn auto_algorithm_choice() {
-        assert_eq!(ConvAlgo::auto(9), ConvAlgo::Winograd { m: 3, simd: true });
+        assert_eq!(
+            ConvAlgo::auto(9),
+            ConvAlgo::Winograd {
+                m: 3,
+                simd: Simd::Avx512
+            }
+        );
         assert!(matches!(
             ConvAlgo::auto(15),
             ConvAlgo::Winograd { m: 3 | 4, .. }
