@@ -142,6 +142,8 @@ fn golden_outputs_winograd() {
             (2, Simd::Avx512, 2),
             (4, Simd::Avx512, 1),
             (4, Simd::Avx2, 1),
+            (5, Simd::Avx512, 2),
+            (5, Simd::Avx2, 1),
         ] {
             check_model(&d, ConvAlgo::Winograd { m, simd }, threads);
         }

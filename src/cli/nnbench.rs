@@ -38,7 +38,7 @@ pub struct NnBenchArgs {
     /// Seconds per repetition (approximately).
     #[arg(long, default_value_t = 0.5)]
     pub seconds: f64,
-    /// Convolution algorithm: auto, direct, winograd2..winograd4 (the best SIMD kernels the
+    /// Convolution algorithm: auto, direct, winograd2..winograd5 (the best SIMD kernels the
     /// CPU has), avx2 (winograd3 with AVX2 at most), scalar (winograd3 without SIMD).
     #[arg(long, default_value = "auto")]
     pub algo: String,
@@ -65,7 +65,7 @@ fn parse_algo(s: &str, n: usize) -> Option<ConvAlgo> {
         }),
         _ => {
             let m: usize = s.strip_prefix("winograd")?.parse().ok()?;
-            (2..=4).contains(&m).then_some(ConvAlgo::Winograd {
+            (2..=5).contains(&m).then_some(ConvAlgo::Winograd {
                 m,
                 simd: Simd::Avx512,
             })
@@ -106,7 +106,7 @@ pub fn run(args: NnBenchArgs, threads: usize) -> i32 {
     };
     let Some(algo) = parse_algo(&args.algo, model.info.board_size) else {
         eprintln!(
-            "nnbench: unknown --algo {:?} (auto, direct, winograd2..4, avx2, scalar)",
+            "nnbench: unknown --algo {:?} (auto, direct, winograd2..5, avx2, scalar)",
             args.algo
         );
         return 2;

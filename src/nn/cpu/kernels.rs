@@ -19,7 +19,7 @@
 // constant indices), so the range-loop lint is off here.
 #![allow(clippy::needless_range_loop)]
 
-use super::winograd::{Tile, WinoConv, F2, F3, F4};
+use super::winograd::{Tile, WinoConv, F2, F3, F4, F5};
 use super::Simd;
 
 /// Geometry of a batch of boards in the padded layout.
@@ -110,13 +110,15 @@ pub(crate) unsafe fn conv_tiles(
                 match layer.m {
                     2 => avx512::input_transform::<F2>(layer, g, src, t0, t1, v),
                     3 => avx512::input_transform::<F3>(layer, g, src, t0, t1, v),
-                    _ => avx512::input_transform::<F4>(layer, g, src, t0, t1, v),
+                    4 => avx512::input_transform::<F4>(layer, g, src, t0, t1, v),
+                    _ => avx512::input_transform::<F5>(layer, g, src, t0, t1, v),
                 }
                 avx512::gemm(layer, nt, v, mbuf);
                 match layer.m {
                     2 => avx512::output_transform::<F2>(layer, g, mbuf, t0, t1, residual, dst),
                     3 => avx512::output_transform::<F3>(layer, g, mbuf, t0, t1, residual, dst),
-                    _ => avx512::output_transform::<F4>(layer, g, mbuf, t0, t1, residual, dst),
+                    4 => avx512::output_transform::<F4>(layer, g, mbuf, t0, t1, residual, dst),
+                    _ => avx512::output_transform::<F5>(layer, g, mbuf, t0, t1, residual, dst),
                 }
             }
         }
@@ -128,13 +130,15 @@ pub(crate) unsafe fn conv_tiles(
                 match layer.m {
                     2 => avx2::input_transform::<F2>(layer, g, src, t0, t1, v),
                     3 => avx2::input_transform::<F3>(layer, g, src, t0, t1, v),
-                    _ => avx2::input_transform::<F4>(layer, g, src, t0, t1, v),
+                    4 => avx2::input_transform::<F4>(layer, g, src, t0, t1, v),
+                    _ => avx2::input_transform::<F5>(layer, g, src, t0, t1, v),
                 }
                 avx2::gemm(layer, nt, v, mbuf);
                 match layer.m {
                     2 => avx2::output_transform::<F2>(layer, g, mbuf, t0, t1, residual, dst),
                     3 => avx2::output_transform::<F3>(layer, g, mbuf, t0, t1, residual, dst),
-                    _ => avx2::output_transform::<F4>(layer, g, mbuf, t0, t1, residual, dst),
+                    4 => avx2::output_transform::<F4>(layer, g, mbuf, t0, t1, residual, dst),
+                    _ => avx2::output_transform::<F5>(layer, g, mbuf, t0, t1, residual, dst),
                 }
             }
         }

@@ -2,13 +2,13 @@
 //!
 //! BatchNorm is folded into the convolutions at load ([`folded`]). The trunk runs in NHWC
 //! layout with a zero border; the 3x3 convolutions use Winograd F(m×m, 3×3)
-//! ([`winograd`]: m = 3 by default, which tiles 9x9 and 15x15 boards exactly) with a
-//! register-blocked GEMM over channels ([`kernels`]: AVX-512 or AVX2+FMA through
-//! `std::arch`, whichever the CPU has, checked at run time, and a portable scalar version
-//! otherwise, so one binary runs anywhere). Threads
-//! claim chunks of tiles of each layer, and head items, dynamically (a persistent [`pool`];
-//! a layer starts once the previous one is complete), so an evaluation never waits for a
-//! thread the OS has not scheduled yet. The plain direct convolution in [`reference`] is
+//! ([`winograd`]: by default m = 3 for 9x9 and m = 5 for 15x15, which tile the boards
+//! exactly) with a register-blocked GEMM over channels ([`kernels`]: AVX-512 or AVX2+FMA
+//! through `std::arch`, whichever the CPU has, checked at run time, and a portable scalar
+//! version otherwise, so one binary runs anywhere). Threads claim chunks of tiles of each
+//! layer, and head items, dynamically (a persistent [`pool`]; a layer starts once the
+//! previous one is complete), so an evaluation never waits for a thread the OS has not
+//! scheduled yet. The plain direct convolution in [`reference`] is
 //! the yardstick for the tests.
 
 pub(crate) mod folded;
@@ -33,7 +33,7 @@ pub enum ConvAlgo {
     /// Plain direct convolution, one position at a time, one thread (slow; the test
     /// yardstick).
     Direct,
-    /// Winograd F(m×m, 3×3), m in 2..=4, with kernels up to the instruction set `simd`.
+    /// Winograd F(m×m, 3×3), m in 2..=5, with kernels up to the instruction set `simd`.
     Winograd {
         /// Output tile side.
         m: usize,
@@ -75,7 +75,8 @@ impl Simd {
 
 impl ConvAlgo {
     /// The default for a board of side `n`: Winograd with the tile size that needs the
-    /// fewest multiplications (m = 3 for 9x9 and 15x15), the best SIMD kernels.
+    /// fewest multiplications (m = 3 for 9x9, m = 5 for 15x15: both tile the board
+    /// exactly), the best SIMD kernels.
     pub fn auto(n: usize) -> ConvAlgo {
         // Cost ~ tiles² · alpha², plus a little for the transforms' growth with alpha.
         let cost = |m: usize| {
@@ -83,7 +84,7 @@ impl ConvAlgo {
             let al = (m + 2) as f64;
             t * t * al * al * (1.0 + 0.2 * al)
         };
-        let m = (2..=4)
+        let m = (2..=5)
             .min_by(|&a, &b| cost(a).total_cmp(&cost(b)))
             .unwrap_or(3);
         ConvAlgo::Winograd {
@@ -174,9 +175,9 @@ impl CpuBackend {
         let (fast, algo) = match algo {
             ConvAlgo::Winograd { m, simd } if net.filters.is_multiple_of(8) => {
                 let mats = Matrices::new(m)
-                    .filter(|_| (2..=4).contains(&m))
+                    .filter(|_| (2..=5).contains(&m))
                     .ok_or_else(|| {
-                        NnError::Unavailable(format!("Winograd tile size {m} (supported: 2..=4)"))
+                        NnError::Unavailable(format!("Winograd tile size {m} (supported: 2..=5)"))
                     })?;
                 let cin_pad = net.planes.div_ceil(8) * 8;
                 let simd = simd.min(Simd::detect());
@@ -595,7 +596,7 @@ mod tests {
                 direct
                     .evaluate(&input, batch, &mut want)
                     .expect("direct eval");
-                for m in 2..=4 {
+                for m in 2..=5 {
                     for simd in [Simd::Scalar, Simd::Avx2, Simd::Avx512] {
                         for threads in [1, 2, 3] {
                             let be = CpuBackend::with_algo(
@@ -679,7 +680,8 @@ mod tests {
         );
         assert!(matches!(
             ConvAlgo::auto(15),
-            ConvAlgo::Winograd { m: 3 | 4, .. }
+            ConvAlgo::Winograd { m: 5, .. }
         ));
+        assert!(matches!(ConvAlgo::auto(7), ConvAlgo::Winograd { m: 4, .. }));
     }
 }
