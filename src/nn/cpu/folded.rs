@@ -160,9 +160,35 @@ impl Layout {
     }
 }
 
+/// Runs `$body` compiled for AVX-512F when the CPU has it, else as portable code (the
+/// crate targets baseline x86-64, whose auto-vectorisation stops at SSE2). The body is the
+/// same source either way and vectorises across independent outputs only, so both builds
+/// add in the same order and give bit-identical results.
+macro_rules! with_avx512 {
+    ($name:ident, ($($arg:ident: $ty:ty),*), $body:block) => {{
+        #[cfg(target_arch = "x86_64")]
+        {
+            #[target_feature(enable = "avx512f")]
+            unsafe fn $name($($arg: $ty),*) $body
+            if std::arch::is_x86_feature_detected!("avx512f") {
+                // SAFETY: the CPU supports AVX-512F (checked just above).
+                return unsafe { $name($($arg),*) };
+            }
+        }
+        $body
+    }};
+}
+
 /// 1x1 conv + ReLU from an NHWC trunk output to channel-major flattened features
 /// (`cout · area`, the PyTorch flatten order).
 pub(crate) fn conv1x1_relu_flat(cv: &Conv, x: &[f32], lay: Layout, out: &mut [f32]) {
+    with_avx512!(conv1x1_wide, (cv: &Conv, x: &[f32], lay: Layout, out: &mut [f32]), {
+        conv1x1_body(cv, x, lay, out)
+    })
+}
+
+#[inline(always)]
+fn conv1x1_body(cv: &Conv, x: &[f32], lay: Layout, out: &mut [f32]) {
     let c = cv.cin;
     let area = lay.n * lay.n;
     for o in 0..cv.cout {
@@ -176,7 +202,7 @@ pub(crate) fn conv1x1_relu_flat(cv: &Conv, x: &[f32], lay: Layout, out: &mut [f3
 }
 
 /// Dot product with eight partial sums (so the compiler can vectorise it).
-#[inline]
+#[inline(always)]
 fn dot(w: &[f32], x: &[f32]) -> f32 {
     let mut acc = [0f32; 8];
     let mut wc = w.chunks_exact(8);
@@ -195,6 +221,13 @@ fn dot(w: &[f32], x: &[f32]) -> f32 {
 
 /// `y = W x + b` for one vector.
 pub(crate) fn linear_fwd(l: &Linear, x: &[f32], y: &mut [f32]) {
+    with_avx512!(linear_wide, (l: &Linear, x: &[f32], y: &mut [f32]), {
+        linear_body(l, x, y)
+    })
+}
+
+#[inline(always)]
+fn linear_body(l: &Linear, x: &[f32], y: &mut [f32]) {
     let y = &mut y[..l.n_out];
     y.copy_from_slice(&l.b);
     for (i, &xi) in x.iter().enumerate().take(l.n_in) {
