@@ -3,7 +3,7 @@
 CARGO ?= cargo
 RELEASE := target/release/pcn
 
-.PHONY: all build build-cuda run test test-cuda engines bench bench-nn gauntlet device-bundle fmt clippy clean torch train
+.PHONY: all build build-cuda run test test-cuda engines bench bench-nn bench-openvino gauntlet device-bundle fmt clippy clean torch train
 
 all: build
 
@@ -151,6 +151,19 @@ bench-nn: build $(PY_TOOLS)/.ort-$(ORT_VERSION)
 	else \
 	  for m in $(NN_MODELS); do for t in 1 2; do $(RELEASE) nnbench --net $$m --threads $$t; done; done; \
 	fi
+
+OPENVINO_VERSION := 2026.4.0
+OV_TOOLS := .tools/openvino
+OV_MODELS ?= ../shared/pcn/models/go_W-max ../shared/pcn/models/gomoku_AZ
+
+# OpenVINO (about 250 MB under .tools/openvino; not needed by any test) against the CPU
+# backend, 2 threads, batches 8 and 64, alternating rounds (docs/performance.md).
+bench-openvino: build
+	@test -f $(OV_TOOLS)/.ok-$(OPENVINO_VERSION) || { mkdir -p $(OV_TOOLS) && \
+	  python3 -m pip install --quiet --disable-pip-version-check --target $(OV_TOOLS) \
+	    openvino==$(OPENVINO_VERSION) numpy==$(NUMPY_VERSION) && touch $(OV_TOOLS)/.ok-$(OPENVINO_VERSION); }
+	PYTHONPATH=$(OV_TOOLS) python3 scripts/bench_nn_openvino.py $(foreach m,$(OV_MODELS),--net $(m)) \
+	  --pcn pcn=$(RELEASE) --threads 2 --batch 8,64
 
 # What scripts/device_check.sh needs on a GPU machine without Rust, under .device/ (ignored
 # by git; name it in the device call's carry list): the stripped release binary built with

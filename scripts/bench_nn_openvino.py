@@ -9,12 +9,17 @@ as a Markdown table with the ratios to OpenVINO. Inputs are random 0/1 planes (t
 does not depend on the values). OpenVINO gets a static batch per size (its fastest mode),
 `INFERENCE_NUM_THREADS` = `--threads`, one stream, the latency hint.
 
+`--accuracy` prints instead how far OpenVINO's outputs (default precision and f32) are
+from the model's golden outputs (golden.safetensors, the PyTorch reference), the measure
+pcn's golden tests hold it to (1e-4 on logits).
+
 OpenVINO is not a dependency of pcn or of its tests: install it into an ignored folder,
     python3 -m pip install --target .tools/openvino openvino==2026.4.0 numpy
     PYTHONPATH=.tools/openvino python3 scripts/bench_nn_openvino.py \
         --net ../shared/pcn/models/go_W-max --pcn target/release/pcn
 """
 import argparse
+import json
 import re
 import statistics
 import subprocess
@@ -39,7 +44,8 @@ def compiled(core, path, batch, threads, precision):
     if precision:
         cfg["INFERENCE_PRECISION_HINT"] = precision
     cm = core.compile_model(model, "CPU", cfg)
-    return cm, str(cm.get_property("INFERENCE_PRECISION_HINT"))
+    prec = str(cm.get_property("INFERENCE_PRECISION_HINT"))
+    return cm, re.sub(r"<Type: '(\w+)'>", r"\1", prec)
 
 
 def measure(cm, batch, seconds, reps, rng):
@@ -62,6 +68,38 @@ def measure(cm, batch, seconds, reps, rng):
     return statistics.median(rates)
 
 
+def golden(path):
+    """The tensors of a golden.safetensors file (float32 only), by name."""
+    with open(path, "rb") as f:
+        n = int.from_bytes(f.read(8), "little")
+        head = json.loads(f.read(n))
+        data = f.read()
+    out = {}
+    for name, t in head.items():
+        if name != "__metadata__" and t["dtype"] == "F32":
+            a, b = t["data_offsets"]
+            out[name] = np.frombuffer(data[a:b], dtype=np.float32).reshape(t["shape"])
+    return out
+
+
+def accuracy(core, net, threads):
+    """Largest |difference| of OpenVINO's raw outputs from the model's golden outputs (the
+    PyTorch reference), per precision: the yardstick the golden tests hold pcn to (1e-4)."""
+    g = golden(net.rstrip("/") + "/golden.safetensors")
+    x = g["input"]
+    res = {}
+    for prec in ["", "f32"]:
+        cm, name = compiled(core, net.rstrip("/") + "/model.onnx", x.shape[0], threads, prec)
+        out = cm.create_infer_request().infer({0: x})
+        worst = 0.0
+        for port, val in out.items():
+            key = port.get_any_name()
+            if key in g and g[key].size == val.size:
+                worst = max(worst, float(np.abs(val.reshape(g[key].shape) - g[key]).max()))
+        res[name] = worst
+    return res
+
+
 def pcn_rates(binary, net, threads, batches, seconds, reps, algo):
     cmd = [binary, "nnbench", "--net", net, "--threads", str(threads),
            "--batch", ",".join(map(str, batches)), "--seconds", str(seconds), "--reps", str(reps)]
@@ -82,7 +120,16 @@ def main():
     ap.add_argument("--seconds", type=float, default=0.5, help="time per repetition")
     ap.add_argument("--reps", type=int, default=3, help="repetitions per round (median)")
     ap.add_argument("--rounds", type=int, default=5, help="alternating rounds (median)")
+    ap.add_argument("--accuracy", action="store_true",
+                    help="print OpenVINO's largest difference from golden.safetensors instead")
     a = ap.parse_args()
+    if a.accuracy:
+        core = ov.Core()
+        for net in a.net:
+            for prec, d in accuracy(core, net, a.threads).items():
+                print(f"{net.rstrip('/').split('/')[-1]}: OpenVINO {prec}: max |diff| on raw "
+                      f"outputs vs golden {d:.2e}")
+        return
     batches = [int(x) for x in a.batch.split(",") if x]
     pcns = []
     for spec in a.pcn or ["pcn=target/release/pcn"]:
