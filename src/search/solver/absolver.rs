@@ -11,7 +11,7 @@
 //!
 //! Move ordering: the move stored for the position in the table (the one that decided it or
 //! was best at the last depth) first, then the heuristic's priors (Gomoku: the threat-table
-//! scores of [`crate::search::greedy::cell_score`] through `ThreatPriors`; a network's policy
+//! scores of [`crate::search::gomoku::greedy::cell_score`] through `ThreatPriors`; a network's policy
 //! when one is plugged in), ties broken by closeness to the last move (Killall-Go's
 //! uniform priors then give a simple local-first order), a pass last.
 //!

@@ -19,10 +19,10 @@ use once_cell::sync::Lazy;
 
 use super::alphabeta::AlphaBeta;
 use super::greedy::{candidates, cell_score};
-use super::solver::heuristic::attack_defence;
 use super::{Limits, Searcher};
 use crate::game::gomoku::{Gomoku, Pattern, Rule};
 use crate::game::{Color, Game};
+use crate::search::solver::heuristic::attack_defence;
 use crate::util::Rng;
 
 /// Number of line patterns (8 cells, 2 bits each).
@@ -201,7 +201,7 @@ impl PatternPolicy {
 /// The shipped weights (`weights/gomoku_patterns.bin`, compiled in so that the engine needs
 /// no file at run time). A unit test checks that they load.
 pub static BUILTIN: Lazy<Option<PatternPolicy>> = Lazy::new(|| {
-    let r = PatternPolicy::from_bytes(include_bytes!("../../weights/gomoku_patterns.bin"));
+    let r = PatternPolicy::from_bytes(include_bytes!("../../../weights/gomoku_patterns.bin"));
     if let Err(e) = &r {
         log::warn!("built-in pattern weights unusable: {e}");
     }
