@@ -18,11 +18,10 @@ use std::sync::atomic::AtomicBool;
 use once_cell::sync::Lazy;
 
 use super::alphabeta::AlphaBeta;
-use super::greedy::{candidates, cell_score};
+use super::greedy::{attack_defence, candidates, cell_score};
 use super::{Limits, Searcher};
 use crate::game::gomoku::{Gomoku, Pattern, Rule};
 use crate::game::{Color, Game};
-use crate::search::solver::heuristic::attack_defence;
 use crate::util::Rng;
 
 /// Number of line patterns (8 cells, 2 bits each).

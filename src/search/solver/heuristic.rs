@@ -10,7 +10,7 @@ use super::SolverOptions;
 use crate::game::gomoku::pattern::EMPTY;
 use crate::game::gomoku::Gomoku;
 use crate::game::{Game, Move, Outcome};
-use crate::search::gomoku::greedy::{candidates, cell_score};
+use crate::search::gomoku::greedy::{attack_defence, candidates, cell_score};
 use crate::search::gomoku::patpolicy::{softmax_into, PatternPolicy, BUILTIN};
 use crate::util::Rng;
 
@@ -236,14 +236,6 @@ impl ThreatPriors {
             }
         }
     }
-}
-
-/// The threat priors' ranking score of a point from the side to move's pattern score `sm`
-/// there and the opponent's `so`: own threats count a little more than blocking the
-/// opponent's.
-#[inline]
-pub fn attack_defence(sm: i32, so: i32) -> f32 {
-    sm as f32 * 1.2 + so as f32
 }
 
 /// Threat-table priors of the legal moves of `g` into `e.policy`; returns a static value
