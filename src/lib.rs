@@ -24,6 +24,8 @@
 //! - [`selfplay`]: training data for proof cost networks (`pcn selfplay`): the PCN
 //!   self-play search, the paper's proof-cost labels, the record file format. Uses game, nn
 //!   and sgf only; a layer higher than search, so that it may use the solvers later.
+//! - [`train`]: the learned tables' trainers ([`train::patterns`]: the Gomoku pattern
+//!   policy from the alpha-beta player's self-play, `pcn train-patterns`).
 //! - [`proof`]: proof trees as SGF files and the independent proof checker (`pcn verify`).
 //! - [`engine`]: the background search thread and the move clock.
 //! - [`arena`]: matches between two players (`pcn match`).
@@ -44,4 +46,5 @@ pub mod protocol;
 pub mod search;
 pub mod selfplay;
 pub mod sgf;
+pub mod train;
 pub mod util;
