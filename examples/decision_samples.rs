@@ -20,12 +20,13 @@ use std::time::{Duration, Instant};
 use clap::Parser;
 use pcn::game::gomoku::{Gomoku, Rule};
 use pcn::game::{Game, Move, Outcome};
-use pcn::search::alphabeta::AlphaBeta;
-use pcn::search::greedy::candidates;
-use pcn::search::patpolicy::{static_score, write_samples, Sample};
+use pcn::search::gomoku::alphabeta::AlphaBeta;
+use pcn::search::gomoku::greedy::candidates;
+use pcn::search::gomoku::patpolicy::static_score;
 use pcn::search::solver::mcts::Mcts;
 use pcn::search::solver::{Knowledge, Solver, SolverGame, SolverOptions};
 use pcn::search::{Limits, Searcher};
+use pcn::train::patterns::{write_samples, Sample};
 use pcn::util::Rng;
 
 #[derive(Parser)]

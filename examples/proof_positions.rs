@@ -28,12 +28,12 @@ use std::sync::atomic::AtomicBool;
 use clap::Parser;
 use pcn::game::gomoku::{Gomoku, Rule};
 use pcn::game::{Color, Game, Move};
-use pcn::search::greedy::candidates;
-use pcn::search::patpolicy::{PatternPolicy, BUILTIN};
+use pcn::search::gomoku::greedy::candidates;
+use pcn::search::gomoku::patpolicy::{PatternPolicy, BUILTIN};
+use pcn::search::gomoku::threat::ThreatSolver;
 use pcn::search::solver::heuristic::{threat_priors, Evaluation, ThreatPriors};
 use pcn::search::solver::knowledge::{Knowledge, KnowledgeState};
 use pcn::search::solver::{Heuristic, SolverGame};
-use pcn::search::threat::ThreatSolver;
 use pcn::search::{Budget, Limits};
 use pcn::sgf::{self, GameTree};
 

@@ -14,7 +14,7 @@ use thiserror::Error;
 
 use crate::game::gomoku::{Gomoku, Rule};
 use crate::game::{Color, Game, Move, Outcome};
-use crate::search::alphabeta::AlphaBeta;
+use crate::search::gomoku::alphabeta::AlphaBeta;
 use crate::search::registry::gomoku_searcher;
 use crate::search::{Limits, Searcher};
 use crate::util::Rng;

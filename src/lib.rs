@@ -9,16 +9,23 @@
 //!   situational ko, Benson). [`game::killallgo`]: the PCN 9x9 and the 7x7 Killall-Go.
 //! - [`sgf`]: SGF (FF[4]) reader and writer (nom), and SGF main lines to positions.
 //! - [`nn`]: network evaluation: the [`nn::Evaluator`] trait, model files, backends.
-//! - [`search`]: typed [`search::SearchEvent`]s and the [`search::Searcher`] trait; threat-space
-//!   search ([`search::threat`]: VCF/VCT); the Gomoku players ([`search::alphabeta`] "pcn",
-//!   [`search::greedy`], [`search::reference`] "ab4", chosen by name in [`search::registry`]);
-//!   the generic UCT player ([`search::uct`]); the solver suite ([`search::solver`]: MCTS
-//!   solver, DFPN, focused DFPN, suite II, transposition table, proof trees), one row each
-//!   in the solver table [`search::solver::SOLVERS`], built with their network by the one
-//!   builder [`search::registry::build`].
+//! - [`search`]: typed [`search::SearchEvent`]s and the [`search::Searcher`] trait, in
+//!   rooms by responsibility:
+//!   - [`search::gomoku`], the Gomoku wing: threat-space search ([`search::gomoku::threat`]:
+//!     VCF/VCT), the Gomoku players ([`search::gomoku::alphabeta`] "pcn",
+//!     [`search::gomoku::greedy`], [`search::gomoku::reference`] "ab4") and the learned
+//!     pattern policy ([`search::gomoku::patpolicy`]);
+//!   - [`search::uct`], the generic UCT player;
+//!   - [`search::solver`], the solver suite (MCTS solver, DFPN, focused DFPN, suite II,
+//!     transposition table, proof trees, the games' solver knowledge), one row each in the
+//!     solver table [`search::solver::SOLVERS`];
+//!   - [`search::solver_player`] (a solver as a player) and [`search::registry`] (players by
+//!     name, and the one builder [`search::registry::build`] of a solver with its network).
 //! - [`selfplay`]: training data for proof cost networks (`pcn selfplay`): the PCN
 //!   self-play search, the paper's proof-cost labels, the record file format. Uses game, nn
 //!   and sgf only; a layer higher than search, so that it may use the solvers later.
+//! - [`train`]: the learned tables' trainers ([`train::patterns`]: the Gomoku pattern
+//!   policy from the alpha-beta player's self-play, `pcn train-patterns`).
 //! - [`proof`]: proof trees as SGF files and the independent proof checker (`pcn verify`).
 //! - [`engine`]: the background search thread and the move clock.
 //! - [`arena`]: matches between two players (`pcn match`).
@@ -39,4 +46,5 @@ pub mod protocol;
 pub mod search;
 pub mod selfplay;
 pub mod sgf;
+pub mod train;
 pub mod util;

@@ -1,4 +1,5 @@
-//! Small shared helpers: a deterministic PRNG and Zobrist key tables.
+//! Small shared helpers: a deterministic PRNG, Zobrist key tables, and the `on`/`off`
+//! switch value.
 
 /// SplitMix64: a tiny, fast, deterministic PRNG. Used for Zobrist keys and
 /// for every random choice the engine makes, so a fixed seed reproduces runs.
@@ -59,5 +60,80 @@ impl Zobrist {
     #[inline]
     pub fn key(&self, point: usize, color: usize) -> u64 {
         self.keys[point][color]
+    }
+}
+
+/// An `on` / `off` switch, read and written the same way wherever one appears (command-line
+/// options, proof file headers).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum OnOff {
+    /// Enabled.
+    On,
+    /// Disabled.
+    Off,
+}
+
+impl OnOff {
+    /// Reads `on` or `off`.
+    pub fn parse(s: &str) -> Option<OnOff> {
+        match s {
+            "on" => Some(OnOff::On),
+            "off" => Some(OnOff::Off),
+            _ => None,
+        }
+    }
+
+    /// The switch of a flag.
+    pub fn from_bool(on: bool) -> OnOff {
+        if on {
+            OnOff::On
+        } else {
+            OnOff::Off
+        }
+    }
+
+    /// Whether it is on.
+    pub fn is_on(self) -> bool {
+        self == OnOff::On
+    }
+
+    /// `on` or `off`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OnOff::On => "on",
+            OnOff::Off => "off",
+        }
+    }
+}
+
+impl std::str::FromStr for OnOff {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<OnOff, String> {
+        OnOff::parse(s).ok_or_else(|| format!("expected on or off, not '{s}'"))
+    }
+}
+
+impl std::fmt::Display for OnOff {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn on_off_reads_what_it_writes_and_nothing_else() {
+        for v in [OnOff::On, OnOff::Off] {
+            assert_eq!(OnOff::parse(v.as_str()), Some(v));
+            assert_eq!(v.to_string().parse::<OnOff>(), Ok(v));
+            assert_eq!(OnOff::from_bool(v.is_on()), v);
+        }
+        for bad in ["", "ON", "1", "true", "maybe", " on"] {
+            assert_eq!(OnOff::parse(bad), None, "{bad:?}");
+            assert!(bad.parse::<OnOff>().is_err());
+        }
     }
 }

@@ -387,7 +387,7 @@ fn random_commands_never_panic() {
         rx,
         Vec::new(),
         &mut out,
-        Box::new(pcn::search::greedy::Greedy),
+        Box::new(pcn::search::gomoku::greedy::Greedy),
         opts,
     );
     assert_eq!(code, 0);

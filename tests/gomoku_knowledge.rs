@@ -7,9 +7,9 @@ use std::sync::atomic::AtomicBool;
 
 use pcn::game::gomoku::{Gomoku, Rule};
 use pcn::game::{Color, Game};
+use pcn::search::gomoku::threat::ThreatSolver;
 use pcn::search::solver::knowledge::replay_forced_line;
 use pcn::search::solver::{Knowledge, KnowledgeState, SolverGame};
-use pcn::search::threat::ThreatSolver;
 use pcn::search::{Budget, Limits};
 
 mod common;

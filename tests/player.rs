@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use pcn::cli::bench::run_bench;
 use pcn::game::gomoku::{Gomoku, Pattern, Rule};
 use pcn::game::{Color, Game, Move, Outcome};
-use pcn::search::alphabeta::{AlphaBeta, WIN_THRESHOLD};
+use pcn::search::gomoku::alphabeta::{AlphaBeta, WIN_THRESHOLD};
 use pcn::search::registry::{gomoku_searcher, GOMOKU_SEARCHERS};
 use pcn::search::{Limits, SearchEvent, SearchResult, Searcher};
 use pcn::util::Rng;

@@ -5,7 +5,7 @@ use std::sync::atomic::AtomicBool;
 
 use pcn::game::gomoku::{Gomoku, Rule};
 use pcn::game::{Color, Game, Move, Outcome};
-use pcn::search::threat::{self, ThreatSolver};
+use pcn::search::gomoku::threat::{self, ThreatSolver};
 use pcn::search::{Budget, Limits};
 use pcn::util::Rng;
 

@@ -4,7 +4,8 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use pcn::search::patpolicy::{read_samples, PatternPolicy};
+use pcn::search::gomoku::patpolicy::PatternPolicy;
+use pcn::train::patterns::read_samples;
 
 fn tmp_dir(name: &str) -> PathBuf {
     let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);

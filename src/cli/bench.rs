@@ -14,7 +14,7 @@ use clap::Args as ClapArgs;
 use crate::game::gomoku::{Gomoku, Rule};
 use crate::game::killallgo::{KillallGo, Variant};
 use crate::game::{Game, Move};
-use crate::search::alphabeta::AlphaBeta;
+use crate::search::gomoku::alphabeta::AlphaBeta;
 use crate::search::solver::{make, plain_heuristic, SolverGame, SolverKind, SolverOptions};
 use crate::search::{Limits, Searcher};
 use crate::util::Rng;
@@ -286,7 +286,7 @@ fn random_lines(rule: Rule, count: usize, len: usize, seed: u64) -> Vec<Vec<Move
         g.play_unchecked(7 * 15 + 7);
         line.push(7 * 15 + 7);
         while line.len() < len && g.outcome().is_none() {
-            crate::search::greedy::candidates(&g, &mut cands);
+            crate::search::gomoku::greedy::candidates(&g, &mut cands);
             if cands.is_empty() {
                 break;
             }
@@ -366,7 +366,7 @@ pub fn run(args: Args, nodes: Option<u64>) -> i32 {
                 let Ok(mut g) = setup(p) else { continue };
                 for side in [g.to_move(), g.to_move().opp()] {
                     g.set_to_move(side);
-                    let mut solver = crate::search::threat::ThreatSolver::new(16);
+                    let mut solver = crate::search::gomoku::threat::ThreatSolver::new(16);
                     let limits = Limits::nodes(200_000);
                     let mut budget = crate::search::Budget::new(&limits, &stop);
                     let t = Instant::now();
@@ -385,7 +385,7 @@ pub fn run(args: Args, nodes: Option<u64>) -> i32 {
                 nodes as f64 / secs.max(1e-9) / 1e3
             );
         }
-        print!("{}", crate::search::threat::speed_report());
+        print!("{}", crate::search::gomoku::threat::speed_report());
         return 0;
     }
     let t = Instant::now();

@@ -12,7 +12,7 @@ use crate::game::gomoku::{Gomoku, Rule};
 use crate::game::killallgo::{KillallGo, Variant};
 use crate::protocol::detect::{detect_line, Protocol};
 use crate::protocol::{gomocup, gtp, spawn_line_reader, Input};
-use crate::search::greedy::Greedy;
+use crate::search::gomoku::greedy::Greedy;
 use crate::search::registry::{
     gomoku_searcher_with, PlayerSettings, SolverNet, AUTO_SOLVER, GOMOKU_SEARCHERS,
 };

@@ -26,20 +26,12 @@ use crate::search::solver::{
 };
 use crate::search::Limits;
 use crate::sgf::{self, GameTree};
+use crate::util::OnOff;
 
 /// Exit code: a problem could not be loaded, or its proof could not be written.
 pub const EXIT_SOME_ERRORS: i32 = 1;
 /// Exit code: bad options.
 pub const EXIT_USAGE: i32 = 2;
-
-/// `on` / `off` switch values.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
-pub enum OnOff {
-    /// Enabled.
-    On,
-    /// Disabled.
-    Off,
-}
 
 /// Whose win to prove.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
@@ -111,11 +103,11 @@ pub struct SolveArgs {
     /// Write each proven win's solution tree as SGF into this directory.
     #[arg(long)]
     pub proof_dir: Option<PathBuf>,
-    /// Gomoku: VCF threat search at every node where the prover is to move.
-    #[arg(long, value_enum, default_value = "on")]
+    /// Gomoku: VCF threat search at every node where the prover is to move (on|off).
+    #[arg(long, default_value = "on")]
     pub vcf: OnOff,
-    /// Gomoku: VCT threat search as well (after VCF failed).
-    #[arg(long, value_enum, default_value = "on")]
+    /// Gomoku: VCT threat search as well, after VCF failed (on|off).
+    #[arg(long, default_value = "on")]
     pub vct: OnOff,
     /// Gomoku without a network: share (0..=1) of the learned pattern policy
     /// (weights/gomoku_patterns.bin) in the MCTS and focused-DFPN priors; 0: threat priors only.
@@ -137,11 +129,12 @@ pub struct SolveArgs {
     #[arg(long, default_value_t = Knowledge::default().root_pn)]
     pub root_pn: f32,
     /// Killall-Go: White wins as soon as a White block is unconditionally alive (Benson).
-    /// Off changes the game (it then ends only by two passes); proofs record it.
-    #[arg(long, value_enum, default_value = "on")]
+    /// Off changes the game (it then ends only by two passes); proofs record it (on|off).
+    #[arg(long, default_value = "on")]
     pub benson: OnOff,
-    /// Killall-Go: filling an own true eye is illegal. Off changes the game; proofs record it.
-    #[arg(long, value_enum, default_value = "on")]
+    /// Killall-Go: filling an own true eye is illegal. Off changes the game; proofs record it
+    /// (on|off).
+    #[arg(long, default_value = "on")]
     pub own_eye_ban: OnOff,
     /// Random seed of the solvers (the global `--seed`).
     #[arg(skip)]
@@ -157,8 +150,8 @@ pub struct SolveArgs {
     /// Focused DFPN with a network in Killall-Go: `hybrid` (the static move order, with the
     /// network ordering the top `--net-depth` plies) or `paper` (the network at every node,
     /// pn/dn from its costs). Other games always use `paper`.
-    #[arg(long, value_enum, default_value = "hybrid")]
-    pub net_mode: NetModeArg,
+    #[arg(long, default_value = "hybrid")]
+    pub net_mode: NetMode,
     /// `--net-mode hybrid`: nodes fewer than this many plies below the root consult the
     /// network.
     #[arg(long, default_value_t = 4)]
@@ -178,15 +171,6 @@ pub enum ChildrenBatchArg {
     On,
     /// Never (one position per network call).
     Off,
-}
-
-/// `--net-mode` values.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum NetModeArg {
-    /// The static order, the network in the top plies.
-    Hybrid,
-    /// The PCN paper's rule.
-    Paper,
 }
 
 /// One problem's JSON line.
@@ -415,8 +399,8 @@ pub fn run(args: SolveArgs) -> i32 {
         eprintln!("pcn solve: dfpn uses no network; --net is ignored (fdfpn is DFPN with it)");
     }
     let knowledge = Knowledge {
-        vcf: args.vcf == OnOff::On,
-        vct: args.vct == OnOff::On,
+        vcf: args.vcf.is_on(),
+        vct: args.vct.is_on(),
         patterns: args.patterns,
         lambda_nodes: args.lambda,
         narrow_patterns: args.narrow_patterns,
@@ -429,10 +413,7 @@ pub fn run(args: SolveArgs) -> i32 {
         seed: args.seed,
         proof_max_nodes: args.proof_max_nodes,
         threads: args.threads.max(1) as usize,
-        net_mode: match args.net_mode {
-            NetModeArg::Hybrid => NetMode::Hybrid,
-            NetModeArg::Paper => NetMode::Paper,
-        },
+        net_mode: args.net_mode,
         net_depth: args.net_depth,
         net_children_batch: children_batch,
         ..SolverOptions::default()
@@ -533,10 +514,10 @@ fn summary_table(records: &[Record], run: &Run) -> String {
             a.solver.clone()
         },
         run.rule.name(),
-        if a.vcf == OnOff::On { "on" } else { "off" },
-        if a.vct == OnOff::On { "on" } else { "off" },
-        if a.benson == OnOff::On { "on" } else { "off" },
-        if a.own_eye_ban == OnOff::On { "on" } else { "off" },
+        a.vcf,
+        a.vct,
+        a.benson,
+        a.own_eye_ban,
         a.time,
         a.nodes.map_or(String::new(), |n| format!(", nodes {n}")),
     );
@@ -787,8 +768,8 @@ impl Run {
     /// The Killall-Go knowledge rules of `--benson` and `--own-eye-ban`.
     fn kg_rules(&self) -> KillallGoRules {
         KillallGoRules {
-            benson: self.args.benson == OnOff::On,
-            own_eye_ban: self.args.own_eye_ban == OnOff::On,
+            benson: self.args.benson.is_on(),
+            own_eye_ban: self.args.own_eye_ban.is_on(),
         }
     }
 

@@ -1,5 +1,6 @@
 //! `pcn train-patterns`: makes the Gomoku pattern policy's weight file
-//! (`weights/gomoku_patterns.bin`, see [`crate::search::patpolicy`]) from the alpha-beta
+//! (`weights/gomoku_patterns.bin`, see [`crate::search::gomoku::patpolicy`], trained by
+//! [`crate::train::patterns`]) from the alpha-beta
 //! player's self-play games. `--seed` and `--threads` are the global options; the result is
 //! the same for the same options whatever the thread count (games are seeded one by one and
 //! gathered in order).
@@ -10,8 +11,9 @@ use std::time::Instant;
 use clap::Args;
 
 use crate::game::gomoku::Rule;
-use crate::search::patpolicy::{
-    generate, read_samples, train, write_samples, FitOptions, GenOptions, PatternPolicy, Sample,
+use crate::search::gomoku::patpolicy::PatternPolicy;
+use crate::train::patterns::{
+    generate, read_samples, train, write_samples, FitOptions, GenOptions, Sample,
 };
 
 /// Options of `pcn train-patterns`.

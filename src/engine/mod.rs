@@ -297,7 +297,7 @@ fn timer_loop(rx: Receiver<TimerCmd>) {
 mod tests {
     use super::*;
     use crate::game::gomoku::{Gomoku, Rule};
-    use crate::search::greedy::Greedy;
+    use crate::search::gomoku::greedy::Greedy;
     use crate::search::Budget;
 
     /// A searcher that only stops when its stop flag is set (ignores its own time limit), to

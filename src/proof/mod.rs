@@ -30,6 +30,7 @@ use crate::game::killallgo::KillallGoRules;
 use crate::game::{Color, Move};
 use crate::search::solver::ProofTree;
 use crate::sgf::{GameTree, Node};
+use crate::util::OnOff;
 
 /// The literal that starts a proof header line.
 pub const HEADER_TAG: &str = "pcn-proof:";
@@ -239,11 +240,10 @@ impl ProofHeader {
     /// before the switches existed).
     pub fn killallgo_rules(&self) -> Result<KillallGoRules, ProofError> {
         let flag = |key: &str| match self.extra(key) {
-            None | Some("on") => Ok(true),
-            Some("off") => Ok(false),
-            Some(v) => Err(ProofError::Header(format!(
-                "{key} must be on or off, not '{v}'"
-            ))),
+            None => Ok(true),
+            Some(v) => OnOff::parse(v)
+                .map(OnOff::is_on)
+                .ok_or_else(|| ProofError::Header(format!("{key} must be on or off, not '{v}'"))),
         };
         Ok(KillallGoRules {
             benson: flag(BENSON_KEY)?,
@@ -255,10 +255,10 @@ impl ProofHeader {
     pub fn killallgo_rule_pairs(rules: KillallGoRules) -> Vec<(String, String)> {
         let mut v = Vec::new();
         if !rules.benson {
-            v.push((BENSON_KEY.to_string(), "off".to_string()));
+            v.push((BENSON_KEY.to_string(), OnOff::Off.to_string()));
         }
         if !rules.own_eye_ban {
-            v.push((OWN_EYE_KEY.to_string(), "off".to_string()));
+            v.push((OWN_EYE_KEY.to_string(), OnOff::Off.to_string()));
         }
         v
     }

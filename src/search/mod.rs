@@ -1,14 +1,10 @@
 //! Search: the players and (later) solvers. Searches never print; they report typed
 //! [`SearchEvent`]s to a callback and return a [`SearchResult`].
 
-pub mod alphabeta;
-pub mod greedy;
-pub mod patpolicy;
-pub mod reference;
+pub mod gomoku;
 pub mod registry;
 pub mod solver;
 pub mod solver_player;
-pub mod threat;
 pub mod uct;
 
 use std::sync::atomic::{AtomicBool, Ordering};

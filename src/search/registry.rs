@@ -7,9 +7,9 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::alphabeta::AlphaBeta;
-use super::greedy::Greedy;
-use super::reference::Ab4;
+use super::gomoku::alphabeta::AlphaBeta;
+use super::gomoku::greedy::Greedy;
+use super::gomoku::reference::Ab4;
 use super::solver::net::{NetHeuristic, DEFAULT_CACHE_ENTRIES};
 use super::solver::{
     make, plain_heuristic, ProofTree, SolveEvent, SolveOutcome, SolveResult, Solver, SolverError,

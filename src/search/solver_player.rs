@@ -309,7 +309,7 @@ mod tests {
     use super::*;
     use crate::game::gomoku::{Gomoku, Rule};
     use crate::game::{Color, Game};
-    use crate::search::greedy::Greedy;
+    use crate::search::gomoku::greedy::Greedy;
     use crate::search::solver::{solver_by_name, SolverOptions};
 
     fn opts() -> SolverOptions {

@@ -28,7 +28,7 @@ use crate::engine::clock::{MovePlan, TimeControl};
 use crate::engine::{Engine, EngineEvent, SearchId};
 use crate::game::gomoku::{Gomoku, Rule, MAX_SIZE, MIN_SIZE};
 use crate::game::{Color, Game, Move};
-use crate::search::greedy::Greedy;
+use crate::search::gomoku::greedy::Greedy;
 use crate::search::{Limits, SearchEvent, SearchResult, Searcher};
 
 /// The `ABOUT` answer's name.

@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use crate::game::gomoku::Gomoku;
 use crate::game::{Game, Move, Outcome};
-use crate::search::greedy::{candidates, cell_score};
+use crate::search::gomoku::greedy::{candidates, cell_score};
 use crate::search::{Limits, SearchEvent, SearchResult, Searcher};
 
 /// Score given to a move that wins at once.

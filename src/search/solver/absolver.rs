@@ -11,7 +11,7 @@
 //!
 //! Move ordering: the move stored for the position in the table (the one that decided it or
 //! was best at the last depth) first, then the heuristic's priors (Gomoku: the threat-table
-//! scores of [`crate::search::greedy::cell_score`] through `ThreatPriors`; a network's policy
+//! scores of [`crate::search::gomoku::greedy::cell_score`] through `ThreatPriors`; a network's policy
 //! when one is plugged in), ties broken by closeness to the last move (Killall-Go's
 //! uniform priors then give a simple local-first order), a pass last.
 //!
@@ -22,8 +22,8 @@
 use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
-use super::suite::{result_of, terminal_status, Common, LOSS, UNKNOWN, WIN};
-use super::tt::NO_MOVE;
+use super::suite::{result_of, terminal_status, Common};
+use super::tt::{LOSS, NO_MOVE, UNKNOWN, WIN};
 use super::{
     Evaluation, Heuristic, ProofTree, SolveEvent, SolveOutcome, Solver, SolverGame, SolverOptions,
 };

@@ -25,7 +25,7 @@ use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
 use super::proof::{self, satisfies, ProofOracle};
-use super::tt::{Tt, INF, NO_MOVE};
+use super::tt::{self, Tt, INF, NO_MOVE};
 use super::{
     Evaluation, GhiMode, Heuristic, KnowledgeState, NetMode, ProofTree, SolveEvent, SolveOutcome,
     SolveResult, SolveStats, Solver, SolverGame, SolverOptions,
@@ -33,20 +33,10 @@ use super::{
 use crate::game::{Color, Move};
 use crate::search::{Budget, Limits};
 
-/// A 64-bit mixer (splitmix64 finaliser) for history hashes.
-#[inline]
-fn mix(mut z: u64) -> u64 {
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
-
 fn opts_ghi_exact(o: &SolverOptions) -> bool {
     o.ghi == GhiMode::Exact
 }
 
-/// Mixed into keys when White is the prover (one table serves both provers).
-const WHITE_PROVER: u64 = 0x9d3f_52a1_c6e8_0b47;
 /// Weight of the history heuristic: ordering points per doubling of a move's solve count.
 const HISTORY_WEIGHT: f32 = 8.0;
 /// Ordering-key points per factor e of the initial number ([`SolverGame::ORDER_HINTS`]).
@@ -152,18 +142,11 @@ impl<G: SolverGame> Dfpn<G> {
     /// The table key of `g` for `prover`, where `hist` is the history hash of `g`.
     #[inline]
     fn key(&self, g: &G, prover: Color, hist: u64) -> u64 {
-        // Exact mode: stones, side to move, the seen positions and the last move determine
-        // legality, so the (costly) illegal-point part of `solver_key` is not needed.
-        let mut k = if self.exact {
-            let last = g.last_move().map_or(0, |m| m as u64 + 1);
-            g.hash() ^ mix(hist ^ last.wrapping_mul(0xa076_1d64_78bd_642f))
+        if self.exact {
+            tt::history_key(g, prover, hist)
         } else {
-            g.solver_key()
-        };
-        if prover == Color::White {
-            k ^= WHITE_PROVER;
+            tt::key(g, prover)
         }
-        k
     }
 
     /// The history hash of the position after a move was played at a node with `hist`.

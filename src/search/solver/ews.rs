@@ -31,8 +31,8 @@
 use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
-use super::suite::{good_for, playout, result_of, terminal_status, Common, UNKNOWN, WIN};
-use super::tt::NO_MOVE;
+use super::suite::{good_for, playout, result_of, terminal_status, Common};
+use super::tt::{NO_MOVE, UNKNOWN, WIN};
 use super::{
     Evaluation, Heuristic, ProofTree, SolveEvent, SolveOutcome, Solver, SolverGame, SolverOptions,
 };
@@ -157,7 +157,7 @@ impl<G: SolverGame> Ews<G> {
             let status = if good == (mover == prover) {
                 WIN
             } else {
-                super::suite::LOSS
+                super::tt::LOSS
             };
             Self::set_solved(&mut self.nodes[idx], status, mover, prover);
             return;

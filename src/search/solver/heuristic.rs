@@ -3,15 +3,15 @@
 //!
 //! Without a network: [`UniformPlayout`] (uniform priors, random-playout value) for every
 //! game, and [`ThreatPriors`] for Gomoku (priors from the pattern/threat scores of
-//! [`crate::search::greedy::cell_score`], optionally mixed with the learned pattern policy of
-//! [`crate::search::patpolicy`]; a static value from the threat scores).
+//! [`crate::search::gomoku::greedy::cell_score`], optionally mixed with the learned pattern policy of
+//! [`crate::search::gomoku::patpolicy`]; a static value from the threat scores).
 
 use super::SolverOptions;
 use crate::game::gomoku::pattern::EMPTY;
 use crate::game::gomoku::Gomoku;
 use crate::game::{Game, Move, Outcome};
-use crate::search::greedy::{candidates, cell_score};
-use crate::search::patpolicy::{softmax_into, PatternPolicy, BUILTIN};
+use crate::search::gomoku::greedy::{attack_defence, candidates, cell_score};
+use crate::search::gomoku::patpolicy::{softmax_into, PatternPolicy, BUILTIN};
 use crate::util::Rng;
 
 /// One position's evaluation. Buffers are reused between calls (no per-node allocation).
@@ -188,7 +188,7 @@ pub struct ThreatPriors {
 impl ThreatPriors {
     /// A heuristic for `opts` (deterministic: it has no random part). With
     /// `opts.knowledge.patterns` > 0 the learned pattern policy
-    /// ([`crate::search::patpolicy`]) takes that share of the prior.
+    /// ([`crate::search::gomoku::patpolicy`]) takes that share of the prior.
     pub fn new(opts: &SolverOptions) -> Self {
         let w = opts.knowledge.patterns;
         let patterns = if w > 0.0 {
@@ -236,14 +236,6 @@ impl ThreatPriors {
             }
         }
     }
-}
-
-/// The threat priors' ranking score of a point from the side to move's pattern score `sm`
-/// there and the opponent's `so`: own threats count a little more than blocking the
-/// opponent's.
-#[inline]
-pub fn attack_defence(sm: i32, so: i32) -> f32 {
-    sm as f32 * 1.2 + so as f32
 }
 
 /// Threat-table priors of the legal moves of `g` into `e.policy`; returns a static value

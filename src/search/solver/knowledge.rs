@@ -9,7 +9,7 @@ use super::{Heuristic, SolverGame, SolverKind, SolverOptions};
 use crate::game::gomoku::pattern::Pattern;
 use crate::game::gomoku::{Gomoku, Rule};
 use crate::game::{Game, Move, Outcome};
-use crate::search::threat::{immediate_win, ThreatSolver};
+use crate::search::gomoku::threat::{immediate_win, ThreatSolver};
 use crate::search::{Budget, Limits};
 
 /// Which knowledge the solvers use.
@@ -44,7 +44,7 @@ pub struct Knowledge {
     /// by `vcf_nodes` / `vct_nodes`).
     pub defence_nodes: u64,
     /// Gomoku, MCTS and focused DFPN without a network: the share (0..=1) of the learned
-    /// pattern policy ([`crate::search::patpolicy`]) in the static priors; 0 leaves the threat
+    /// pattern policy ([`crate::search::gomoku::patpolicy`]) in the static priors; 0 leaves the threat
     /// priors alone.
     pub patterns: f32,
     /// Gomoku, MCTS without a network: node budget (each VCF and VCT) of the narrowing of
@@ -60,7 +60,7 @@ pub struct Knowledge {
     /// ablations and tests of that phase.
     pub narrow_only: bool,
     /// Gomoku, MCTS without a network: the share (0..=1) of the learned pattern policy
-    /// ([`crate::search::patpolicy`]) in the static priors of the narrowed phase only (the
+    /// ([`crate::search::gomoku::patpolicy`]) in the static priors of the narrowed phase only (the
     /// first phase keeps [`Knowledge::patterns`]). The threat scores rank the kept moves
     /// poorly where the proof needs a quiet one, which the policy ranks better (docs/notebook/
     /// 2026-11-25-fourteenth-session-pattern-policy-in-narrowed-phase.md).

@@ -42,20 +42,13 @@ use std::time::Instant;
 use super::dfpn::{Dfpn, DfpnOracle};
 use super::heuristic::CostModel;
 use super::proof::{self, satisfies, ProofOracle};
-use super::tt::{Tt, INF, NO_MOVE};
+use super::tt::{self, Tt, INF, LOSS, NO_MOVE, UNKNOWN, WIN};
 use super::{
     Evaluation, GhiMode, Heuristic, Knowledge, KnowledgeState, ProofTree, SolveEvent, SolveOutcome,
     SolveResult, SolveStats, Solver, SolverGame, SolverOptions,
 };
 use crate::game::{Color, Move, Outcome};
 use crate::search::{Budget, Limits};
-
-const WHITE_PROVER: u64 = 0x9d3f_52a1_c6e8_0b47;
-
-/// Solved status relative to the prover.
-const UNKNOWN: i8 = 0;
-const WIN: i8 = 1;
-const LOSS: i8 = -1;
 
 #[derive(Copy, Clone, Debug)]
 struct Node {
@@ -286,15 +279,6 @@ pub struct Mcts<G: SolverGame> {
 // The pool's size per node (28 bytes): checked so that a new field does not shrink it.
 const _: () = assert!(std::mem::size_of::<Node>() == 28);
 
-fn key_of<G: SolverGame>(g: &G, prover: Color) -> u64 {
-    let k = g.solver_key();
-    if prover == Color::White {
-        k ^ WHITE_PROVER
-    } else {
-        k
-    }
-}
-
 impl Tree {
     fn new(bytes: usize) -> Tree {
         let half = bytes / 2;
@@ -515,7 +499,7 @@ impl Tree {
                 };
                 if after != UNKNOWN && (after != before || i + 1 == path.len()) {
                     if su.use_tt && g.outcome().is_none() {
-                        let key = key_of(g, prover);
+                        let key = tt::key(g, prover);
                         // Keep an entry that is already solved (it may carry the move).
                         if !self
                             .tt
@@ -675,7 +659,7 @@ impl<G: SolverGame> Worker<'_, G> {
             });
         }
         if su.use_tt {
-            let key = key_of(&self.g, su.prover);
+            let key = tt::key(&self.g, su.prover);
             if let Some(e) = t.tt.get(key) {
                 let st = if e.proven() {
                     WIN
@@ -764,7 +748,7 @@ impl<G: SolverGame> Worker<'_, G> {
                     continue;
                 };
                 self.g.play_unchecked(m);
-                self.quick.push((i as u32, key_of(&self.g, su.prover), w));
+                self.quick.push((i as u32, tt::key(&self.g, su.prover), w));
                 self.g.undo();
             }
         }
@@ -789,7 +773,7 @@ impl<G: SolverGame> Worker<'_, G> {
                 continue;
             };
             self.g.play_unchecked(m);
-            self.dwins.push((k, key_of(&self.g, su.prover), w));
+            self.dwins.push((k, tt::key(&self.g, su.prover), w));
             self.g.undo();
         }
         None
@@ -824,7 +808,7 @@ impl<G: SolverGame> Worker<'_, G> {
                     let key = if idx == 0 {
                         su.root_key
                     } else {
-                        key_of(&self.g, su.prover)
+                        tt::key(&self.g, su.prover)
                     };
                     t.tt.put(key, 0, INF, 1, m);
                 }
@@ -860,7 +844,7 @@ impl<G: SolverGame> Worker<'_, G> {
                 let key = if idx == 0 {
                     su.root_key
                 } else {
-                    key_of(&self.g, su.prover)
+                    tt::key(&self.g, su.prover)
                 };
                 t.tt.put(key, 0, INF, 1, m);
             }
@@ -1181,7 +1165,7 @@ impl<G: SolverGame> Solver<G> for Mcts<G> {
         let know_before = self.know.nodes;
         let root_mover = game.to_move();
         self.root_mover_good = if root_mover == prover { WIN } else { LOSS };
-        self.root_key = key_of(game, prover);
+        self.root_key = tt::key(game, prover);
         // Without threat searches no reply is ever proven early: nothing to count.
         let reply_value = G::QUICK_WINS
             && self.heuristic.cost_model().is_none()
@@ -1538,7 +1522,7 @@ impl<G: SolverGame> ProofOracle<G> for MctsOracle<'_, '_, '_, G> {
         }
         let tt = self.tt?;
         // The node's own entry may carry the move (knowledge wins).
-        if let Some(e) = tt.get(key_of(g, prover)) {
+        if let Some(e) = tt.get(tt::key(g, prover)) {
             if result == SolveResult::Win && e.proven() && moves.contains(&e.best) {
                 return Some(e.best);
             }
@@ -1547,7 +1531,7 @@ impl<G: SolverGame> ProofOracle<G> for MctsOracle<'_, '_, '_, G> {
             g.play_unchecked(m);
             let ok = match g.outcome() {
                 Some(o) => satisfies(o, prover, result),
-                None => tt.get(key_of(g, prover)).is_some_and(|e| {
+                None => tt.get(tt::key(g, prover)).is_some_and(|e| {
                     if result == SolveResult::Win {
                         e.proven()
                     } else {

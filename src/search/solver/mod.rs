@@ -442,13 +442,21 @@ pub enum NetMode {
 }
 
 impl NetMode {
-    /// Parses `paper` or `hybrid`.
+    /// Parses `paper` or `hybrid` (any case).
     pub fn parse(s: &str) -> Option<NetMode> {
         match s.to_ascii_lowercase().as_str() {
             "paper" => Some(NetMode::Paper),
             "hybrid" => Some(NetMode::Hybrid),
             _ => None,
         }
+    }
+}
+
+impl std::str::FromStr for NetMode {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<NetMode, String> {
+        NetMode::parse(s).ok_or_else(|| format!("expected hybrid or paper, not '{s}'"))
     }
 }
 

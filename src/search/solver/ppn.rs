@@ -17,8 +17,8 @@
 use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
-use super::suite::{good_for, result_of, terminal_status, Common, LOSS, UNKNOWN, WIN};
-use super::tt::NO_MOVE;
+use super::suite::{good_for, result_of, terminal_status, Common};
+use super::tt::{LOSS, NO_MOVE, UNKNOWN, WIN};
 use super::{
     Evaluation, Heuristic, ProofTree, SolveEvent, SolveOutcome, Solver, SolverGame, SolverOptions,
 };

@@ -12,7 +12,7 @@
 use std::sync::atomic::AtomicBool;
 
 use super::proof::{self, satisfies, ProofOracle};
-use super::tt::{Tt, INF, NO_MOVE};
+use super::tt::{self, Tt, INF, LOSS, NO_MOVE, UNKNOWN, WIN};
 use super::{
     make, plain_heuristic, GhiMode, KnowledgeState, ProofTree, SolveEvent, SolveOutcome,
     SolveResult, SolveStats, Solver, SolverGame, SolverKind, SolverOptions,
@@ -20,24 +20,6 @@ use super::{
 use crate::game::{Color, Move, Outcome};
 use crate::search::{Budget, Limits};
 use crate::util::Rng;
-
-/// Solved status relative to the prover: not solved.
-pub(crate) const UNKNOWN: i8 = 0;
-/// Solved: the prover wins.
-pub(crate) const WIN: i8 = 1;
-/// Solved: the prover cannot win.
-pub(crate) const LOSS: i8 = -1;
-
-/// Mixed into keys when White is the prover (one table serves both provers).
-const WHITE_PROVER: u64 = 0x6a09_e667_f3bc_c909;
-
-/// A 64-bit mixer (splitmix64 finaliser) for history hashes.
-#[inline]
-fn mix(mut z: u64) -> u64 {
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
 
 /// The status of a finished game for `prover`, or `None` while it goes on.
 #[inline]
@@ -128,17 +110,11 @@ impl<G: SolverGame> Common<G> {
     /// The table key of `g` for `prover`, where `hist` is the history hash of `g`.
     #[inline]
     pub fn key(&self, g: &G, prover: Color, hist: u64) -> u64 {
-        let mut k = if self.exact {
-            // Stones, side to move, the positions seen and the last move fix legality.
-            let last = g.last_move().map_or(0, |m| m as u64 + 1);
-            g.hash() ^ mix(hist ^ last.wrapping_mul(0xa076_1d64_78bd_642f))
+        if self.exact {
+            tt::history_key(g, prover, hist)
         } else {
-            g.solver_key()
-        };
-        if prover == Color::White {
-            k ^= WHITE_PROVER;
+            tt::key(g, prover)
         }
-        k
     }
 
     /// The history hash of a search root (replays the game once).

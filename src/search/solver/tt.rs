@@ -4,8 +4,59 @@
 //!
 //! Proof and disproof numbers are stored for the prover (the solvers mix the prover's
 //! colour into the key, so one table can serve several provers).
+//!
+//! The table keys ([`key`], [`history_key`]) and the solved status the tree solvers keep
+//! per node ([`UNKNOWN`], [`WIN`], [`LOSS`]) are declared here once for every solver.
 
-use crate::game::Move;
+use super::SolverGame;
+use crate::game::{Color, Move};
+
+/// Solved status relative to the prover: not solved.
+pub(crate) const UNKNOWN: i8 = 0;
+/// Solved: the prover wins.
+pub(crate) const WIN: i8 = 1;
+/// Solved: the prover cannot win.
+pub(crate) const LOSS: i8 = -1;
+
+/// Mixed into keys when White is the prover (one table serves both provers).
+const WHITE_PROVER: u64 = 0x9d3f_52a1_c6e8_0b47;
+
+/// A 64-bit mixer (splitmix64 finaliser) for history hashes.
+#[inline]
+fn mix(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// The prover's colour mixed into a position key.
+#[inline]
+fn for_prover(k: u64, prover: Color) -> u64 {
+    if prover == Color::White {
+        k ^ WHITE_PROVER
+    } else {
+        k
+    }
+}
+
+/// The table key of `g` for `prover`: the game's solver key, which includes what decides
+/// legality beyond the stones (ko, illegal points).
+#[inline]
+pub(crate) fn key<G: SolverGame>(g: &G, prover: Color) -> u64 {
+    for_prover(g.solver_key(), prover)
+}
+
+/// The table key of `g` for `prover` in exact history mode, where `hist` is the history hash
+/// of `g`: stones, side to move, the positions seen and the last move determine legality,
+/// so the (costly) illegal-point part of the solver key is not needed.
+#[inline]
+pub(crate) fn history_key<G: SolverGame>(g: &G, prover: Color, hist: u64) -> u64 {
+    let last = g.last_move().map_or(0, |m| m as u64 + 1);
+    for_prover(
+        g.hash() ^ mix(hist ^ last.wrapping_mul(0xa076_1d64_78bd_642f)),
+        prover,
+    )
+}
 
 /// Infinity for proof and disproof numbers (the solvers compute in `u64` below this).
 pub const INF: u64 = 1 << 40;

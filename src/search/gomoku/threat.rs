@@ -807,7 +807,7 @@ impl Search<'_, '_, '_> {
 /// the three best points by the greedy pattern score, sampled between plies 20 and 40 and
 /// skipping positions with a five to play or to block.
 pub fn sample_positions(rule: Rule, count: usize, seed: u64) -> Vec<Gomoku> {
-    use crate::search::greedy::{candidates, cell_score};
+    use crate::search::gomoku::greedy::{candidates, cell_score};
     let mut rng = crate::util::Rng::new(seed);
     let mut out = Vec::with_capacity(count);
     let mut cands = Vec::new();

@@ -106,6 +106,14 @@ impl Searcher<Gomoku> for Greedy {
     }
 }
 
+/// The ranking score of the solvers' threat priors and the pattern policy's teacher of a point from the side to move's pattern score `sm`
+/// there and the opponent's `so`: own threats count a little more than blocking the
+/// opponent's.
+#[inline]
+pub fn attack_defence(sm: i32, so: i32) -> f32 {
+    sm as f32 * 1.2 + so as f32
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
