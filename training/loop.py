@@ -52,7 +52,7 @@ def gate(a, net, eval_dir):
     cmd = [a.pcn, "--net", net, "--threads", "1", "--symmetries", "1", "solve",
            "--prove", GAMES[a.game][2]]
     if a.eval_nodes > 0:
-        cmd += ["--nodes", a.eval_nodes, "--time", 3600]
+        cmd += ["--nodes", str(a.eval_nodes), "--time", "3600"]
     else:
         cmd += ["--time", a.eval_time]
     if a.game == "gomoku":
