@@ -3,7 +3,8 @@
 #
 #   scripts/solve_matrix.sh [-t SECONDS] [-j JOBS] [-o DIR] [-s SETDIR] [-f] CONFIG...
 #   CONFIG = GAME:SOLVER[:NET[:SYMMETRIES[:EXTRA]]]
-#            GAME killallgo|gomoku, NET a model name under ../shared/pcn/models or none,
+#            GAME killallgo|gomoku, NET a model name under ../shared/pcn/models, a model
+#            directory path with a `/` in it (e.g. weights/killallgo9-pcn), or none,
 #            EXTRA more `pcn solve` options with `,` for spaces (e.g. --net-mode,paper)
 #
 # Each problem runs as its own `pcn solve` process, JOBS at a time (default 2: one per core
@@ -59,7 +60,7 @@ for cfg in "$@"; do
     killallgo|gomoku) ;;
     *) echo "$0: $cfg: game must be killallgo or gomoku" >&2; exit 2 ;;
   esac
-  name="${game}_${solver}_${net}_s${sym}"
+  name="${game}_${solver}_$(basename "$net")_s${sym}"
   [ -n "$extra" ] && name="${name}_$(echo "$extra" | tr -c 'A-Za-z0-9\n' '-' | sed 's/^-*//')"
   [ -n "$SET" ] && name="${name}_set-$(basename "$SET" | tr -c 'A-Za-z0-9\n' '-')"
   file="$OUT/$name.jsonl"
@@ -68,10 +69,16 @@ for cfg in "$@"; do
     continue
   fi
   netopt=""
-  if [ "$net" != none ]; then
-    [ -d "$SHARED/pcn/models/$net" ] || { echo "$0: $SHARED/pcn/models/$net absent" >&2; exit 2; }
-    netopt="--net $SHARED/pcn/models/$net --symmetries $sym"
-  fi
+  case $net in
+    none) ;;
+    */*)
+      # A path (our own networks, e.g. weights/killallgo9-pcn): used as it is.
+      [ -d "$net" ] || { echo "$0: $net absent" >&2; exit 2; }
+      netopt="--net $net --symmetries $sym" ;;
+    *)
+      [ -d "$SHARED/pcn/models/$net" ] || { echo "$0: $SHARED/pcn/models/$net absent" >&2; exit 2; }
+      netopt="--net $SHARED/pcn/models/$net --symmetries $sym" ;;
+  esac
   extraopt=$(echo "$extra" | tr ',' ' ')
   work="target/solve-proofs/$name"
   rm -rf "$work"

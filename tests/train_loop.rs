@@ -1,7 +1,8 @@
 //! Smoke test of the whole training loop (training/loop.py, `make train`) on a tiny
 //! network: self-play games, a few training steps, export, gate (solving the loop's own
 //! evaluation positions with and without the network), promotion, and one solve with the
-//! promoted network. Needs PyTorch under `.tools/torch` (`make test` installs it); skips
+//! promoted network; then a resumed second iteration with a node-limited gate and self-play
+//! by the last candidate. Needs PyTorch under `.tools/torch` (`make test` installs it); skips
 //! with a notice otherwise.
 
 use std::path::Path;
@@ -22,7 +23,8 @@ fn loop_runs_end_to_end_on_a_tiny_network() {
     let tmp = tempfile::tempdir().unwrap();
     let work = tmp.path().join("run");
     let weights = tmp.path().join("weights");
-    let st = Command::new("python3")
+    let mut loop_cmd = Command::new("python3");
+    loop_cmd
         .arg(root.join("training/loop.py"))
         .args(["--game", "killallgo", "--iterations", "1", "--pcn"])
         .arg(env!("CARGO_BIN_EXE_pcn"))
@@ -55,9 +57,8 @@ fn loop_runs_end_to_end_on_a_tiny_network() {
             "4",
             "--eval-time",
             "1",
-        ])
-        .status()
-        .expect("python3 runs");
+        ]);
+    let st = loop_cmd.status().expect("python3 runs");
     assert!(st.success(), "training/loop.py failed");
     let state: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(work.join("state.json")).unwrap()).unwrap();
@@ -78,6 +79,31 @@ fn loop_runs_end_to_end_on_a_tiny_network() {
     // Promoted or not as the gate said.
     let promoted = h["promoted"].as_bool().unwrap();
     assert_eq!(weights.join("model.safetensors").is_file(), promoted);
+    // Resumed for a second iteration with a node-limited gate and self-play by the last
+    // candidate: 12 more games, played by the candidate, gated in nodes.
+    let st = loop_cmd
+        .args(["--eval-nodes", "2000", "--selfplay-net", "latest"])
+        .status()
+        .expect("python3 runs");
+    assert!(st.success(), "training/loop.py (resumed) failed");
+    let state: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(work.join("state.json")).unwrap()).unwrap();
+    assert_eq!(state["iteration"], 2);
+    let h2 = &state["history"][1];
+    assert_eq!(h2["games"], 24);
+    assert_eq!(h2["gate_unit"], "nodes");
+    assert_eq!(state["best"]["unit"], "nodes");
+    assert!(
+        h2["selfplay_net"].as_str().unwrap().ends_with("candidate"),
+        "{h2}"
+    );
+    let (_, recs) = pcn::selfplay::record::read_all(&work.join("selfplay.rec")).unwrap();
+    assert_eq!(
+        recs.iter()
+            .filter(|r| r.flags & pcn::selfplay::record::FLAG_LAST != 0)
+            .count(),
+        24
+    );
     // One solve with the candidate on an evaluation position.
     let eval = work.join("eval");
     let first = std::fs::read_dir(&eval)

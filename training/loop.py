@@ -40,15 +40,21 @@ def run(cmd, **kw):
 
 
 def gate(a, net, eval_dir):
-    """Solves the evaluation set with `net` ('none' or a model dir): (solved, seconds over
-    all positions, the unsolved ones counting their full time)."""
+    """Solves the evaluation set with `net` ('none' or a model dir): (solved, cost over all
+    positions, the unsolved ones counting their full limit). The cost is seconds, or search
+    nodes with --eval-nodes: a node limit gives the same answer on a loaded machine, where
+    a wall-clock limit of a few seconds moves positions in and out of the solved count."""
     files = sorted((f for f in os.listdir(eval_dir) if f.endswith(".sgf")),
                    key=lambda f: (len(f), f))[: a.eval_positions]
     paths = [os.path.join(eval_dir, f) for f in files]
     if not paths:
         return 0, 0.0
     cmd = [a.pcn, "--net", net, "--threads", "1", "--symmetries", "1", "solve",
-           "--time", a.eval_time, "--prove", GAMES[a.game][2]]
+           "--prove", GAMES[a.game][2]]
+    if a.eval_nodes > 0:
+        cmd += ["--nodes", str(a.eval_nodes), "--time", "3600"]
+    else:
+        cmd += ["--time", a.eval_time]
     if a.game == "gomoku":
         cmd += ["--rule", "4t"]
     log(" ".join(cmd), f"({len(paths)} positions from {eval_dir})")
@@ -59,7 +65,7 @@ def gate(a, net, eval_dir):
             r = json.loads(line)
         except ValueError:
             continue
-        secs += float(r.get("seconds", 0.0))
+        secs += float(r.get("nodes" if a.eval_nodes > 0 else "seconds", 0.0) or 0.0)
         if r.get("result") in ("win", "loss"):
             solved += 1
     return solved, secs
@@ -91,7 +97,13 @@ def main(argv=None):
     p.add_argument("--eval-back", type=int, default=0,
                    help="plies before the end of a game (odd; 0: 9 Killall-Go, 15 Gomoku)")
     p.add_argument("--eval-time", default="5", help="seconds per gate position")
+    p.add_argument("--eval-nodes", type=int, default=0,
+                   help="node limit per gate position instead of --eval-time (0: time)")
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--selfplay-net", choices=["best", "latest"], default="best",
+                   help="self-play with the promoted network (best) or the last candidate "
+                        "(latest: AlphaZero's way, for when the gate's bar is a solver "
+                        "without a network that self-play without a network cannot teach)")
     a = p.parse_args(argv)
     name, sp_args, _, eval_back = GAMES[a.game]
     work = a.work or os.path.join(ROOT, "runs", a.game)
@@ -116,39 +128,51 @@ def main(argv=None):
         it = state["iteration"] + 1
         have_best = os.path.exists(os.path.join(weights, "model.safetensors"))
         best = weights if have_best else "none"
+        cand = os.path.join(work, "candidate")
+        player = best
+        if a.selfplay_net == "latest" and os.path.exists(os.path.join(cand, "model.safetensors")):
+            player = cand
         t0 = time.time()
         state["games"] += a.games_per_iter
-        run([a.pcn, "--net", best, "--threads", a.threads, "--seed", a.seed, "selfplay",
+        run([a.pcn, "--net", player, "--threads", a.threads, "--seed", a.seed, "selfplay",
              *sp_args, "--games", state["games"], "--out", records, "--bins", a.bins,
              "--sims", a.sims, "--fast-sims", a.fast_sims, "--parallel", a.parallel])
         t1 = time.time()
-        cand = os.path.join(work, "candidate")
         run([sys.executable, "-m", "pcn_train", "train", "--records", records, "--dir",
              os.path.join(work, "train"), "--export", cand, "--name", f"{name}-it{it}",
              "--steps", a.steps_per_iter, "--batch", a.batch, "--lr", a.lr, "--blocks",
              a.blocks, "--filters", a.filters, "--label", a.label, "--window", a.window,
              "--threads", a.threads, "--seed", a.seed + it], env=env)
         t2 = time.time()
-        if state.get("best") is None or state["best"].get("net") != best:
+        unit = "nodes" if a.eval_nodes > 0 else "s"
+        # The current network's gate result is kept; it is measured again when the net,
+        # the gate's limit or its unit changed since.
+        limit = a.eval_nodes if a.eval_nodes > 0 else a.eval_time
+        b = state.get("best")
+        if (b is None or b.get("net") != best or b.get("unit", "s") != unit
+                or str(b.get("limit", a.eval_time)) != str(limit)):
             s, sec = gate(a, best, eval_dir)
-            state["best"] = {"net": best, "solved": s, "seconds": sec}
+            state["best"] = {"net": best, "solved": s, "seconds": sec, "unit": unit,
+                             "limit": limit}
         b = state["best"]
         s, sec = gate(a, cand, eval_dir)
         promote = s > b["solved"] or (s == b["solved"] and sec < b["seconds"])
-        log(f"iteration {it}: candidate solves {s} in {sec:.1f} s, current ({best}) "
-            f"{b['solved']} in {b['seconds']:.1f} s -> {'promote' if promote else 'keep'}")
+        log(f"iteration {it}: candidate solves {s} in {sec:.1f} {unit}, current ({best}) "
+            f"{b['solved']} in {b['seconds']:.1f} {unit} -> {'promote' if promote else 'keep'}")
         if promote:
             os.makedirs(weights, exist_ok=True)
             for f in ("model.safetensors", "model.json", "golden.safetensors", "golden.json"):
                 shutil.copyfile(os.path.join(cand, f), os.path.join(weights, f + ".tmp"))
                 os.replace(os.path.join(weights, f + ".tmp"), os.path.join(weights, f))
-            state["best"] = {"net": weights, "solved": s, "seconds": sec}
+            state["best"] = {"net": weights, "solved": s, "seconds": sec, "unit": unit,
+                             "limit": limit}
         state["iteration"] = it
         state["history"].append({
             "iteration": it, "games": state["games"], "selfplay_s": round(t1 - t0, 1),
             "train_s": round(t2 - t1, 1), "gate_s": round(time.time() - t2, 1),
             "candidate_solved": s, "candidate_seconds": round(sec, 2),
             "best_solved": b["solved"], "best_seconds": round(b["seconds"], 2),
+            "gate_unit": unit, "selfplay_net": player,
             "promoted": promote, "eval_positions": min(a.eval_positions, len(os.listdir(eval_dir))),
         })
         json.dump(state, open(state_path + ".tmp", "w"), indent=1)
