@@ -109,7 +109,15 @@ summarize() {
       if (e > -0.5 && e < 0.5) return "0"
       return sprintf("%+.0f", e)
     }
+    # An ERROR instead of OK after START ends the game as a "time forfeit" of the side to
+    # move, whichever brain sent it: remember who sent it (per worker) to say so below.
+    /^\[[0-9]+\] engine .* output error/ {
+      wid = $1; name = $0; sub(/^\[[0-9]+\] engine /, "", name); sub(/ output error.*/, "", name)
+      senterr[wid] = name
+      next
+    }
     /^\[[0-9]+\] Finished game / {
+      wid = $1; errname = senterr[wid]; senterr[wid] = ""
       line = $0
       sub(/^\[[0-9]+\] Finished game [0-9]+ \(/, "", line)
       split(line, a, " vs ")
@@ -127,7 +135,8 @@ summarize() {
       games[col]++
       # Who lost by something other than the board: the side that did not score.
       loser = (pts == 1) ? opp : (pts == 0 ? pcn : "")
-      if (reason ~ /time forfeit/) tl[loser]++
+      if (reason ~ /time forfeit/ && errname != "") { serr[errname]++; serrl[loser]++ }
+      else if (reason ~ /time forfeit/) tl[loser]++
       else if (reason ~ /illegal move/) il[loser]++
       else if (reason ~ /forbidden move/) fb[loser]++
       else if (reason ~ /crash/) cr[loser]++
@@ -146,6 +155,9 @@ summarize() {
       printf "Score: %.1f%%\n", 100 * s
       printf "Elo: %s, 95%% interval [%s, %s]\n", fmt_elo(s), fmt_elo(lo), fmt_elo(hi)
       printf "Time losses: %s %d, %s %d\n", pcn, tl[pcn], opp, tl[opp]
+      if (serr[pcn] + serr[opp] > 0)
+        printf "ERROR at START (scored by the manager as a time forfeit of the side to move): sent by %s %d, %s %d; games lost by %s %d, %s %d\n", \
+          pcn, serr[pcn], opp, serr[opp], pcn, serrl[pcn], opp, serrl[opp]
       printf "Illegal moves: %s %d, %s %d\n", pcn, il[pcn], opp, il[opp]
       printf "Forbidden moves (renju): %s %d, %s %d\n", pcn, fb[pcn], opp, fb[opp]
       printf "Crashes: %s %d, %s %d\n", pcn, cr[pcn], opp, cr[opp]

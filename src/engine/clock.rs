@@ -9,8 +9,8 @@
 //!
 //! Margins: the hard deadline keeps `max(50 ms, 5 %)` of the allowed time plus a fixed reply
 //! overhead in reserve, because managers measure from their side of the pipe and a brain may be
-//! descheduled; the soft budget is at most 90 % of the hard one and, with a match clock, at
-//! most `time_left / moves_to_go + increment`.
+//! descheduled; the soft budget is the hard one less `max(5 ms, 2.5 %)` and, with a match
+//! clock, at most `time_left / moves_to_go + increment`.
 
 use std::time::Duration;
 
@@ -22,6 +22,8 @@ pub const DEFAULT_TURN_MS: i64 = 30_000;
 pub const REPLY_OVERHEAD_MS: i64 = 20;
 /// Smallest safety margin, in ms.
 pub const MIN_MARGIN_MS: i64 = 50;
+/// Smallest gap between the soft budget and the hard deadline, in ms.
+pub const SOFT_GAP_MS: i64 = 5;
 /// Larger times (about 35 years) are treated as this.
 const MAX_MS: i64 = 1 << 40;
 
@@ -102,7 +104,10 @@ impl TimeControl {
         if hard <= 0 {
             return MovePlan::Instant;
         }
-        let mut soft = hard * 9 / 10;
+        // The searchers check their budget at every node and stop within a few ms of it, so
+        // the soft budget can sit just below the hard deadline; the hard one stays the
+        // safety net for a search that cannot stop in time.
+        let mut soft = hard - (hard / 40).max(SOFT_GAP_MS);
         if let Some(l) = left {
             // Split what is left over the moves we still expect to play.
             let moves_to_go = (empty_points as i64 / 4).clamp(10, 30);

@@ -90,6 +90,19 @@ impl<'a> Budget<'a> {
         }
     }
 
+    /// A budget for a sub-search of at most `nodes` nodes (and no more than this budget has
+    /// left), sharing this budget's deadline and stop flag; its nodes count from zero, so the
+    /// caller adds them back.
+    pub fn sub(&self, nodes: u64) -> Budget<'a> {
+        Budget {
+            start: self.start,
+            deadline: self.deadline,
+            max_nodes: nodes.min(self.max_nodes.saturating_sub(self.nodes)),
+            stop: self.stop,
+            nodes: 0,
+        }
+    }
+
     /// Time since the search started.
     pub fn elapsed(&self) -> Duration {
         self.start.elapsed()

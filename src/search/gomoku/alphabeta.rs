@@ -33,6 +33,12 @@ pub const WIN: i32 = 1_000_000;
 pub const WIN_THRESHOLD: i32 = WIN - 10_000;
 /// Deepest ply the search ever reaches (forced sequences extend past the nominal depth).
 const MAX_PLY: usize = 120;
+/// Node cap of the VCF at the leaves (see `AlphaBeta::leaf_vcf`).
+const LEAF_VCF_NODES: u64 = 200;
+/// Attacker moves of the VCF at the leaves.
+const LEAF_VCF_DEPTH: u32 = 12;
+/// Quiet moves from this index on (in search order) get late-move reductions.
+const LMR_FROM: usize = 4;
 /// Default transposition-table memory.
 pub const DEFAULT_MEMORY: usize = 64 << 20;
 
@@ -283,6 +289,8 @@ pub struct AlphaBeta {
     threats: ThreatSolver,
     /// The root moves were filtered against the opponent's VCF (do not truncate them).
     defending: bool,
+    /// Node cap of the VCF run at each leaf where the side to move has a four (0: off).
+    leaf_vcf_nodes: u64,
 }
 
 impl Default for AlphaBeta {
@@ -330,6 +338,7 @@ impl AlphaBeta {
             width: 14,
             threats: ThreatSolver::new(18),
             defending: false,
+            leaf_vcf_nodes: LEAF_VCF_NODES,
         }
     }
 
@@ -440,8 +449,9 @@ impl AlphaBeta {
             }
             Tactic::Defend | Tactic::Quiet => {
                 if depth <= 0 || ply >= MAX_PLY {
+                    let vcf = self.leaf_vcf(g, budget, &cands, ply);
                     self.stack[ply] = cands;
-                    return static_eval(sum_me, sum_opp);
+                    return vcf.unwrap_or_else(|| static_eval(sum_me, sum_opp));
                 }
             }
         }
@@ -454,7 +464,8 @@ impl AlphaBeta {
             return static_eval(sum_me, sum_opp);
         }
         self.order(&mut cands, tt_cell);
-        let truncated = matches!(tactic, Tactic::Quiet) && cands.len() > self.width;
+        let quiet = matches!(tactic, Tactic::Quiet);
+        let truncated = quiet && cands.len() > self.width;
         if truncated {
             cands.truncate(self.width);
         }
@@ -471,7 +482,19 @@ impl AlphaBeta {
                     if i == 0 {
                         -self.negamax(g, budget, child_depth, -beta0, -alpha, ply + 1)
                     } else {
-                        let s = -self.negamax(g, budget, child_depth, -alpha - 1, -alpha, ply + 1);
+                        // Late quiet moves are searched shallower first; one that beats
+                        // alpha is searched again at full depth.
+                        let r = if quiet && depth >= 3 && i >= LMR_FROM && !c.my_four && !c.opp_four
+                        {
+                            1 + i32::from(depth >= 6 && i >= 2 * LMR_FROM)
+                        } else {
+                            0
+                        };
+                        let mut s =
+                            -self.negamax(g, budget, child_depth - r, -alpha - 1, -alpha, ply + 1);
+                        if r > 0 && s > alpha && !self.aborted {
+                            s = -self.negamax(g, budget, child_depth, -alpha - 1, -alpha, ply + 1);
+                        }
                         if s > alpha && s < beta0 && !self.aborted {
                             -self.negamax(g, budget, child_depth, -beta0, -alpha, ply + 1)
                         } else {
@@ -507,6 +530,29 @@ impl AlphaBeta {
         }
         self.tt_store(key, depth, mate_to_tt(best, ply), flag, best_cell);
         best
+    }
+
+    /// Threat search at a leaf: a win by continuous fours for the side to move, as a mate
+    /// score (the line is a proof, so the score is sound). Only where the side to move can make
+    /// a four at all, and with a small node cap, so quiet leaves stay cheap. Not under caro,
+    /// whose fours the line patterns overrate (see [`classify`]).
+    fn leaf_vcf(
+        &mut self,
+        g: &mut Gomoku,
+        budget: &mut Budget,
+        cands: &[Cand],
+        ply: usize,
+    ) -> Option<i32> {
+        if self.leaf_vcf_nodes == 0
+            || matches!(g.rule(), Rule::Caro | Rule::CaroExact)
+            || !cands.iter().any(|c| c.my_four)
+        {
+            return None;
+        }
+        let mut sub = budget.sub(self.leaf_vcf_nodes);
+        let line = self.threats.vcf(g, &mut sub, LEAF_VCF_DEPTH);
+        budget.nodes += sub.nodes;
+        line.map(|l| WIN - ply as i32 - l.len() as i32)
     }
 
     /// Root search of one iteration. Returns (score, best cell, completed moves).
