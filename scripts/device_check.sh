@@ -40,6 +40,8 @@ T_START=$(date +%s)
 say() { echo "$*" | tee -a "$LOG"; }
 row() { echo "$*" >> "$SUMMARY"; echo "$*"; }
 fail() { say "FAIL: $*"; STATUS=1; }
+# Every step is bounded, so one hung process cannot eat the device time of the rest.
+tmo() { timeout -k 5 "$@"; }
 
 if [ -z "${PCN:-}" ]; then
   if [ -x "$BUNDLE/pcn" ]; then PCN=$BUNDLE/pcn; else PCN=target/release/pcn; fi
@@ -90,7 +92,7 @@ row "- date: $(date -u +%Y-%m-%dT%H:%M:%SZ); binary: $PCN ($(stat -c %s "$PCN" 2
 row "- GPU: $(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null | head -1 || echo none)"
 row "- torch: $(python3 -c 'import torch; print(torch.__version__, torch.version.cuda)' 2>/dev/null || echo none)"
 row "- cores: $(nproc); PCN_CUDA_LIB_DIR: ${PCN_CUDA_LIB_DIR:-unset}"
-if ! "$PCN" --log-level info nnbench --net "$NET9" --backend "$BE" --batch 1 --reps 1 --seconds 0.01 >> "$LOG" 2>&1; then
+if ! tmo 90 "$PCN" --log-level info nnbench --net "$NET9" --backend "$BE" --batch 1 --reps 1 --seconds 0.01 >> "$LOG" 2>&1; then
   why=$(tail -3 "$LOG")
   fail "backend $BE does not open:"
   echo "$why" | tee -a "$SUMMARY"
@@ -107,7 +109,7 @@ for m in "$MODELS"/*/; do
   [ -f "$m/golden.safetensors" ] || continue
   for spec in "$BE32:1e-4" "$BE:$FP16_TOL"; do
     be=${spec%%:*}; tol=${spec#*:}
-    line=$("$PCN" nnbench --net "$m" --backend "$be" --golden --tol "$tol" 2>>"$LOG")
+    line=$(tmo 90 "$PCN" nnbench --net "$m" --backend "$be" --golden --tol "$tol" 2>>"$LOG")
     rc=$?
     line=$(echo "$line" | grep '^golden' || echo "golden $(basename "$m") $be: no result (rc $rc)")
     row "$line"
@@ -124,12 +126,12 @@ for net in "$NET9" "$NET15"; do
   row "### $(basename "$net")"
   row ""
   row '```'
-  "$PCN" nnbench --net "$net" --backend "$BE" --batch "$BATCHES" --reps $REPS --seconds $SECS 2>>"$LOG" | sed "s/^batch/$BE batch/" | tee -a "$SUMMARY" \
+  tmo 150 "$PCN" nnbench --net "$net" --backend "$BE" --batch "$BATCHES" --reps $REPS --seconds $SECS 2>>"$LOG" | sed "s/^batch/$BE batch/" | tee -a "$SUMMARY" \
     || fail "nnbench $net $BE"
-  "$PCN" nnbench --net "$net" --backend "$BE32" --batch "$BATCHES32" --reps $REPS --seconds $SECS 2>>"$LOG" | sed "s/^batch/$BE32 batch/" | tee -a "$SUMMARY" \
+  tmo 90 "$PCN" nnbench --net "$net" --backend "$BE32" --batch "$BATCHES32" --reps $REPS --seconds $SECS 2>>"$LOG" | sed "s/^batch/$BE32 batch/" | tee -a "$SUMMARY" \
     || fail "nnbench $net $BE32"
   if python3 -c 'import torch' 2>/dev/null || [ -n "$TORCH_DRY" ]; then
-    python3 scripts/torch_bench.py --net "$net" --batch "$BATCHES" --reps $REPS --seconds $SECS $TORCH_DRY 2>>"$LOG" | tee -a "$SUMMARY" \
+    tmo 180 python3 scripts/torch_bench.py --net "$net" --batch "$BATCHES" --reps $REPS --seconds $SECS $TORCH_DRY 2>>"$LOG" | tee -a "$SUMMARY" \
       || fail "torch_bench $net"
   else
     row "torch: not available"
@@ -163,7 +165,7 @@ row ""
 row "MCTS, $E2E_THREADS search threads, 8 symmetries (batches up to $((E2E_THREADS * 8)) rows), one problem at a time:"
 row '```'
 for p in $probs; do
-  "$PCN" solve --solver mcts --net "$NET9" --backend "$BE" --net-mode paper --symmetries 8 \
+  tmo $((E2E_T + 40)) "$PCN" solve --solver mcts --net "$NET9" --backend "$BE" --net-mode paper --symmetries 8 \
     --threads "$E2E_THREADS" --time "$E2E_T" "$PROBLEMS/$p" > "$E2E/mcts_$p.json" 2>>"$LOG" || fail "mcts $p"
 done
 summarise "$E2E"/mcts_*.json | tee -a "$SUMMARY"
@@ -175,7 +177,7 @@ for cb in on off; do
   row '```'
   pids=""
   for p in $probs; do
-    "$PCN" solve --solver fdfpn --net "$NET9" --backend "$BE" --net-mode paper --symmetries 1 \
+    tmo $((E2E_T + 40)) "$PCN" solve --solver fdfpn --net "$NET9" --backend "$BE" --net-mode paper --symmetries 1 \
       --children-batch $cb --threads 4 --time "$E2E_T" "$PROBLEMS/$p" > "$E2E/fdfpn_${cb}_$p.json" 2>>"$LOG" &
     pids="$pids $!"
   done
@@ -190,13 +192,13 @@ row "## 4. Killall-Go set: $KAG_SOLVER $KAG_EXTRA, go_W-max, ${KAG_T} s per prob
 KAG="$OUT/kag"
 rm -rf "$KAG"; mkdir -p "$KAG/json" "$KAG/proofs"
 ls "$PROBLEMS" | grep '\.sgf$' | sort -n | head -n "$KAG_LIMIT" | \
-  xargs -P 4 -I{} sh -c '"$1" solve --solver "$2" --net "$3" --backend "$4" $5 --threads 4 --time "$6" --proof-dir "$7/proofs" "$8/$9" > "$7/json/$9.json" 2>/dev/null || true' \
+  xargs -P 4 -I{} sh -c 'timeout -k 5 $(($6 + 30)) "$1" solve --solver "$2" --net "$3" --backend "$4" $5 --threads 4 --time "$6" --proof-dir "$7/proofs" "$8/$9" > "$7/json/$9.json" 2>/dev/null || true' \
     _ "$PCN" "$KAG_SOLVER" "$NET9" "$BE" "$KAG_EXTRA" "$KAG_T" "$KAG" "$PROBLEMS" {}
 total=$(ls "$KAG/json" | wc -l)
 wins=$(cat "$KAG"/json/*.json | grep -c '"result":"win"' || true)
 proofs=$(ls "$KAG/proofs" | grep -c '\.sgf$' || true)
 if [ "$proofs" -gt 0 ]; then
-  if "$PCN" verify "$KAG"/proofs/*.sgf > "$KAG/verify.txt" 2>&1; then
+  if tmo 180 "$PCN" verify "$KAG"/proofs/*.sgf > "$KAG/verify.txt" 2>&1; then
     check="$proofs proofs, all accepted by pcn verify"
   else
     check="$proofs proofs, pcn verify REJECTED some"

@@ -21,6 +21,8 @@ def main(argv=None):
     t.add_argument("--export", help="model directory to write after training")
     t.add_argument("--name", default="pcn-own")
     t.add_argument("--steps", type=int, default=1000)
+    t.add_argument("--seconds", type=float, default=0.0,
+                   help="stop after this many seconds of training (0: run all --steps)")
     t.add_argument("--batch", type=int, default=256)
     t.add_argument("--lr", type=float, default=0.02)
     t.add_argument("--blocks", type=int, default=5)
@@ -30,6 +32,8 @@ def main(argv=None):
                    help="b_max or b_heur cost labels")
     t.add_argument("--window", type=int, default=500000, help="replay buffer positions")
     t.add_argument("--threads", type=int, default=1)
+    t.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto",
+                   help="where to train: auto takes a CUDA GPU when PyTorch sees one")
     t.add_argument("--seed", type=int, default=0)
     t.add_argument("--log-every", type=int, default=50)
     t.add_argument("--no-augment", action="store_true")

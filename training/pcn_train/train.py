@@ -68,6 +68,15 @@ class Buffer:
         return x, pol, full, tb, tw, z
 
 
+def pick_device(name):
+    """`auto`: the first CUDA GPU when PyTorch sees one, else the CPU."""
+    if name == "auto":
+        name = "cuda" if torch.cuda.is_available() else "cpu"
+    if name == "cuda" and not torch.cuda.is_available():
+        raise SystemExit("--device cuda: PyTorch sees no CUDA GPU")
+    return torch.device(name)
+
+
 def losses(net, batch):
     """(total, policy, black, white or value) for one batch."""
     x, pol, full, tb, tw, z = batch
@@ -130,6 +139,7 @@ def train(args):
     """Trains (or continues from the checkpoint) for args.steps steps; returns the net."""
     torch.set_num_threads(max(1, args.threads))
     torch.manual_seed(args.seed)
+    dev = pick_device(getattr(args, "device", "cpu"))
     rng = np.random.default_rng(args.seed)
     buf = Buffer(args.records, args.window, args.label)
     h = buf.h
@@ -138,11 +148,11 @@ def train(args):
     os.makedirs(args.dir, exist_ok=True)
     ckpt = os.path.join(args.dir, "checkpoint.pt")
     net = Net(h["game"], h["board_size"], h["planes"], h["actions"], args.blocks,
-              args.filters, args.kind, h["bins"])
+              args.filters, args.kind, h["bins"]).to(dev)
     opt = torch.optim.SGD(net.parameters(), lr=args.lr, momentum=0.9, weight_decay=1e-4)
     step = 0
     if os.path.exists(ckpt) and not args.fresh:
-        st = torch.load(ckpt, weights_only=False)
+        st = torch.load(ckpt, weights_only=False, map_location=dev)
         if st["cfg"] != net.cfg:
             raise SystemExit(f"{ckpt}: checkpoint of another network {st['cfg']}; use --fresh")
         net.load_state_dict(st["net"])
@@ -157,11 +167,14 @@ def train(args):
     if new_log:
         log.writerow(["step", "loss", "policy", "black", "white", "samples_per_s", "buffer"])
     net.train()
+    seconds = getattr(args, "seconds", 0.0) or 0.0
     t0 = time.time()
     acc = np.zeros(4)
     k = 0
     for i in range(args.steps):
         b = buf.batch(rng, args.batch, augment=not args.no_augment)
+        if dev.type != "cpu":
+            b = tuple(t.to(dev, non_blocking=True) for t in b)
         tot, lp, lb, lw = losses(net, b)
         opt.zero_grad()
         tot.backward()
@@ -169,7 +182,8 @@ def train(args):
         step += 1
         acc += [tot.item(), lp.item(), lb.item(), lw.item()]
         k += 1
-        if step % args.log_every == 0 or i == args.steps - 1:
+        out_of_time = seconds > 0 and time.time() - t0 >= seconds
+        if step % args.log_every == 0 or i == args.steps - 1 or out_of_time:
             sps = (i + 1) * args.batch / max(time.time() - t0, 1e-9)
             m = acc / k
             log.writerow([step] + [f"{v:.5f}" for v in m] + [f"{sps:.0f}", len(buf)])
@@ -178,10 +192,14 @@ def train(args):
                   f"white {m[3]:.4f}) {sps:.0f} samples/s buffer {len(buf)}", flush=True)
             acc[:] = 0
             k = 0
+        if out_of_time:
+            break
     logf.close()
     torch.save({"net": net.state_dict(), "opt": opt.state_dict(), "step": step,
                 "cfg": net.cfg}, ckpt + ".tmp")
     os.replace(ckpt + ".tmp", ckpt)
     plot(log_path, os.path.join(args.dir, "loss.svg"))
+    # Export and golden vectors are written from the CPU copy.
+    net = net.cpu()
     net.eval()
     return net, buf, step
