@@ -248,19 +248,25 @@ mod tests {
                 } => {
                     let x = bufs[&src].clone();
                     let col = bufs.get_mut(&Buf::Col).unwrap();
-                    for i in 0..kp * m {
-                        let (k, mm) = (i / m, i % m);
-                        let mut v = 0.0;
-                        if k < cin * 9 {
-                            let (c, r) = (k / 9, k % 9);
-                            let (b, p) = (mm / area, mm % area);
-                            let y = (p / n) as i64 + (r / 3) as i64 - 1;
-                            let xx = (p % n) as i64 + (r % 3) as i64 - 1;
-                            if y >= 0 && y < n as i64 && xx >= 0 && xx < n as i64 {
-                                v = x[b * sb + c * sc + y as usize * n + xx as usize];
+                    // The kernel's work items: (group g, position mm), 9 rows each.
+                    let groups = kp.div_ceil(9);
+                    for i in 0..groups * m {
+                        let (g, mm) = (i / m, i % m);
+                        let (b, p) = (mm / area, mm % area);
+                        let (py, px) = (p / n, p % n);
+                        for r in 0..9 {
+                            let k = g * 9 + r;
+                            if k >= kp {
+                                break;
                             }
+                            let y = py as i64 + (r / 3) as i64 - 1;
+                            let xx = px as i64 + (r % 3) as i64 - 1;
+                            let mut v = 0.0;
+                            if g < cin && y >= 0 && y < n as i64 && xx >= 0 && xx < n as i64 {
+                                v = x[b * sb + g * sc + y as usize * n + xx as usize];
+                            }
+                            col[k * m + mm] = v;
                         }
-                        col[i] = v;
                     }
                 }
                 Op::Gemm {

@@ -74,28 +74,43 @@ extern "C" __global__ void to_act(const float* __restrict__ src, act_t* __restri
 // col[k][m] (k < kp, m < M) for a 3x3 convolution with zero padding 1: k = c*9 + ky*3 + kx,
 // m = b*n*n + y*n + x; rows k >= cin*9 are zero (padding for the GEMM). Element (b, c, p)
 // of x is at b*sb + c*sc + p (NCHW input: sb = cin*n*n, sc = n*n; trunk [C][M]: sb = n*n,
-// sc = M).
+// sc = M). One work item is one (channel group g = k / 9, position m) and writes the 9 rows
+// of its group: the integer divisions that locate m are paid once per 9 elements, and they
+// are 32-bit whenever the item count fits (64-bit division is a long software routine on the
+// GPU and made this kernel several times slower than the GEMM it feeds). Consecutive items
+// are consecutive m, so every row's reads and writes stay coalesced.
 extern "C" __global__ void im2col3x3(const act_t* __restrict__ x, act_t* __restrict__ col,
                                      int n, int cin, int kp, int M, long long sb,
                                      long long sc) {
     const int area = n * n;
-    const long long total = (long long)kp * M;
+    const int groups = (kp + 8) / 9;
+    const long long total = (long long)groups * M;
+    const bool narrow = total <= 0xffffffffLL;
     GRID_LOOP(i, total) {
-        const int k = (int)(i / M);
-        const int m = (int)(i - (long long)k * M);
-        act_t v = act_st(0.0f);
-        if (k < cin * 9) {
-            const int c = k / 9;
-            const int r = k - c * 9;
-            const int b = m / area;
-            const int p = m - b * area;
-            const int y = p / n + r / 3 - 1;
-            const int xx = p % n + r % 3 - 1;
-            if (y >= 0 && y < n && xx >= 0 && xx < n) {
-                v = x[b * sb + c * sc + y * n + xx];
-            }
+        int g, m;
+        if (narrow) {
+            const unsigned int iu = (unsigned int)i;
+            g = (int)(iu / (unsigned int)M);
+            m = (int)(iu - (unsigned int)g * (unsigned int)M);
+        } else {
+            g = (int)(i / M);
+            m = (int)(i - (long long)g * M);
         }
-        col[i] = v;
+        const int b = m / area;
+        const int p = m - b * area;
+        const int py = p / n;
+        const int px = p - py * n;
+        const act_t* src = x + (long long)b * sb + (long long)g * sc;
+        act_t* dst = col + (long long)g * 9 * M + m;
+#pragma unroll
+        for (int r = 0; r < 9; ++r) {
+            if (g * 9 + r >= kp) break;
+            const int y = py + r / 3 - 1;
+            const int xx = px + r % 3 - 1;
+            act_t v = act_st(0.0f);
+            if (g < cin && y >= 0 && y < n && xx >= 0 && xx < n) v = src[y * n + xx];
+            dst[(long long)r * M] = v;
+        }
     }
 }
 
@@ -105,8 +120,10 @@ extern "C" __global__ void bias_act(const float* __restrict__ acc,
                                     const float* __restrict__ bias, const act_t* res,
                                     act_t* out, int C, int M, int relu, int has_res) {
     const long long total = (long long)C * M;
+    const bool narrow = total <= 0xffffffffLL;
     GRID_LOOP(i, total) {
-        const int c = (int)(i / M);
+        // 32-bit division where it fits (see im2col3x3).
+        const int c = narrow ? (int)((unsigned int)i / (unsigned int)M) : (int)(i / M);
         float v = acc[i] + bias[c];
         if (has_res) v += act_ld(res[i]);
         if (relu) v = fmaxf(v, 0.0f);

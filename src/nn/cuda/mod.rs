@@ -624,7 +624,7 @@ impl CudaBackend {
                     sc,
                 } => self.launch(
                     &self.kernels.im2col,
-                    kp * m,
+                    kp.div_ceil(9) * m,
                     s,
                     &mut [
                         KArg::Ptr(self.ptr(bufs, src, 0, es)?),
