@@ -57,6 +57,12 @@ fn loop_runs_end_to_end_on_a_tiny_network() {
             "4",
             "--eval-time",
             "1",
+            // The proven-only filter: a reference solve without a network keeps the
+            // positions it proves (here from one node up).
+            "--eval-ref-nodes",
+            "20000",
+            "--eval-min-nodes",
+            "1",
         ]);
     let st = loop_cmd.status().expect("python3 runs");
     assert!(st.success(), "training/loop.py failed");
@@ -66,6 +72,9 @@ fn loop_runs_end_to_end_on_a_tiny_network() {
     let h = &state["history"][0];
     assert_eq!(h["games"], 12);
     assert!(h["eval_positions"].as_u64().unwrap() >= 1);
+    let count = |d: &std::path::Path| std::fs::read_dir(d).map(|r| r.count()).unwrap_or(0);
+    let (raw, kept) = (count(&work.join("eval_raw")), count(&work.join("eval")));
+    assert!(kept >= 1 && kept <= raw, "eval set {kept} of {raw} raw positions");
     // The candidate is a loadable PCN of the asked shape; the replay buffer holds the games.
     let cand = Model::load(work.join("candidate")).unwrap();
     assert_eq!(cand.info.kind, NetKind::Pcn { bins: 64 });

@@ -71,6 +71,39 @@ def gate(a, net, eval_dir):
     return solved, secs
 
 
+def keep_proven_hard(a, raw_dir, eval_dir):
+    """Fills eval_dir with the positions of raw_dir that a reference solve without a network
+    proves within --eval-ref-nodes but not in fewer than --eval-min-nodes nodes. A position
+    9 plies before the end of a won self-play game is often proved in one node, and often
+    not a win at all (the loser defended badly): a gate of such positions scored the paper's
+    network like ours. Proven and non-trivial positions are where a network's guidance shows
+    as nodes saved."""
+    files = sorted((f for f in os.listdir(raw_dir) if f.endswith(".sgf")),
+                   key=lambda f: (len(f), f))
+    cmd = [a.pcn, "--net", "none", "--threads", "1", "--symmetries", "1", "solve",
+           "--prove", GAMES[a.game][2], "--nodes", str(a.eval_ref_nodes), "--time", "3600"]
+    if a.game == "gomoku":
+        cmd += ["--rule", "4t"]
+    log(" ".join(cmd), f"({len(files)} raw positions from {raw_dir})")
+    p = subprocess.run(cmd + [os.path.join(raw_dir, f) for f in files], capture_output=True,
+                       text=True)
+    os.makedirs(eval_dir + ".tmp", exist_ok=True)
+    kept = 0
+    for line in p.stdout.splitlines():
+        try:
+            r = json.loads(line)
+        except ValueError:
+            continue
+        if r.get("result") == "win" and int(r.get("nodes", 0)) >= a.eval_min_nodes:
+            shutil.copyfile(r["file"], os.path.join(eval_dir + ".tmp", f"{kept}.sgf"))
+            kept += 1
+    if os.path.isdir(eval_dir):
+        shutil.rmtree(eval_dir)
+    os.replace(eval_dir + ".tmp", eval_dir)
+    log(f"evaluation set: {kept} of {len(files)} positions proved with "
+        f"{a.eval_min_nodes}..{a.eval_ref_nodes} nodes")
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     p.add_argument("--game", choices=sorted(GAMES), default="killallgo")
@@ -99,6 +132,11 @@ def main(argv=None):
     p.add_argument("--eval-time", default="5", help="seconds per gate position")
     p.add_argument("--eval-nodes", type=int, default=0,
                    help="node limit per gate position instead of --eval-time (0: time)")
+    p.add_argument("--eval-ref-nodes", type=int, default=0,
+                   help="keep only eval positions that a solve without a network proves "
+                        "within this many nodes (0: keep all; 500000 recommended)")
+    p.add_argument("--eval-min-nodes", type=int, default=1000,
+                   help="with --eval-ref-nodes: drop positions proved in fewer nodes")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--selfplay-net", choices=["best", "latest"], default="best",
                    help="self-play with the promoted network (best) or the last candidate "
@@ -120,9 +158,12 @@ def main(argv=None):
     env["PYTHONPATH"] = ":".join(x for x in pypath if x)
     t_end = time.time() + a.hours * 3600
     if not os.path.isdir(eval_dir) or not os.listdir(eval_dir):
+        raw_dir = eval_dir + "_raw" if a.eval_ref_nodes > 0 else eval_dir
         run([a.pcn, "--net", "none", "--seed", EVAL_SEED, "selfplay", *sp_args, "--games",
              a.eval_games, "--bins", a.bins, "--sims", a.sims, "--fast-sims", a.fast_sims,
-             "--emit-eval-set", eval_dir, "--eval-back", a.eval_back or eval_back])
+             "--emit-eval-set", raw_dir, "--eval-back", a.eval_back or eval_back])
+        if a.eval_ref_nodes > 0:
+            keep_proven_hard(a, raw_dir, eval_dir)
     done = 0
     while time.time() < t_end and (a.iterations == 0 or done < a.iterations):
         it = state["iteration"] + 1
