@@ -53,9 +53,6 @@ pub enum GameArg {
     Killallgo,
 }
 
-/// Table memory of `pcn solve` when `--memory` is not given, in MB.
-pub const DEFAULT_MEMORY_MB: u64 = 256;
-
 /// Options of `pcn solve`. `--nodes`, `--threads`, `--memory`, `--seed`, `--net`,
 /// `--symmetries` and `--backend` are the global options (clap cannot define them twice);
 /// the CLI copies them in.
@@ -97,9 +94,10 @@ pub struct SolveArgs {
     /// and the network backend's threads. DFPN is single-threaded.
     #[arg(skip)]
     pub threads: u32,
-    /// Transposition-table memory in MB (the global `--memory`, default [`DEFAULT_MEMORY_MB`]).
+    /// Transposition-table memory in bytes (the global `--memory`, default
+    /// [`crate::search::DEFAULT_MEMORY_BYTES`]).
     #[arg(skip)]
-    pub memory: u64,
+    pub memory_bytes: usize,
     /// Write each proven win's solution tree as SGF into this directory.
     #[arg(long)]
     pub proof_dir: Option<PathBuf>,
@@ -408,7 +406,7 @@ pub fn run(args: SolveArgs) -> i32 {
         ..Knowledge::default()
     };
     let opts = SolverOptions {
-        memory_bytes: (args.memory as usize).saturating_mul(1 << 20),
+        memory_bytes: args.memory_bytes,
         knowledge,
         seed: args.seed,
         proof_max_nodes: args.proof_max_nodes,

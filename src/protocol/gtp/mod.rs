@@ -59,9 +59,6 @@ use crate::sgf::GameTree;
 /// `name` answer.
 pub const ENGINE_NAME: &str = "pcn";
 
-/// Solver table budget of `pcn-solve` without `--memory`.
-const SOLVE_TABLE_BYTES: usize = 64 << 20;
-
 /// Largest SGF file `loadsgf` reads.
 const MAX_SGF_BYTES: u64 = 16 << 20;
 
@@ -106,8 +103,9 @@ pub struct Options {
     pub move_time: Duration,
     /// Default `pcn-solve` time.
     pub solve_time: Duration,
-    /// Tree memory cap in bytes (also the solver's table budget).
-    pub memory_bytes: Option<usize>,
+    /// Table memory of each searcher in bytes: the UCT tree, the player's table and the
+    /// solver's table.
+    pub memory_bytes: usize,
     /// The solver of genmove, analysis and `pcn-solve` (`auto`: the game's best); `None`
     /// ([`NO_SOLVER`]): genmove and analysis without a solver, `pcn-solve` with the game's
     /// best.
@@ -125,7 +123,7 @@ impl Default for Options {
             threads: 1,
             move_time: Duration::from_secs(5),
             solve_time: Duration::from_secs(10),
-            memory_bytes: None,
+            memory_bytes: crate::search::DEFAULT_MEMORY_BYTES,
             solver: Some(SolverChoice::Auto),
             net: None,
         }
@@ -149,11 +147,9 @@ pub fn run<G: GtpGame, W: Write>(
         seed: opts.seed,
         ..UctOptions::default()
     })));
-    if let Some(b) = opts.memory_bytes {
-        engine.set_memory(b);
-        if let Some(p) = &player {
-            p.set_memory(b);
-        }
+    engine.set_memory(opts.memory_bytes);
+    if let Some(p) = &player {
+        p.set_memory(opts.memory_bytes);
     }
     let solver = Arc::new(Mutex::new(make_solver::<G>(opts.solver, &opts)));
     let mut gtp = Gtp {
@@ -174,7 +170,7 @@ pub fn run<G: GtpGame, W: Write>(
 /// The table options of the GTP solvers.
 fn solver_options(opts: &Options) -> SolverOptions {
     SolverOptions {
-        memory_bytes: opts.memory_bytes.unwrap_or(SOLVE_TABLE_BYTES),
+        memory_bytes: opts.memory_bytes,
         seed: opts.seed,
         threads: opts.threads.max(1),
         ..SolverOptions::default()

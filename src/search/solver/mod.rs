@@ -378,7 +378,7 @@ pub enum GhiMode {
 /// Options shared by the solvers. `Default` gives the PCN reference settings.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SolverOptions {
-    /// Transposition-table budget in bytes (0: the default, 256 MiB).
+    /// Transposition-table budget in bytes (0: [`crate::search::DEFAULT_MEMORY_BYTES`]).
     pub memory_bytes: usize,
     /// Domain knowledge (Gomoku threat search).
     pub knowledge: Knowledge,
@@ -491,7 +491,7 @@ impl SolverOptions {
     /// The transposition-table budget in bytes (the default when 0).
     pub fn tt_bytes(&self) -> usize {
         if self.memory_bytes == 0 {
-            256 << 20
+            crate::search::DEFAULT_MEMORY_BYTES
         } else {
             self.memory_bytes
         }
