@@ -26,6 +26,7 @@
 //! loop.
 
 pub mod analyze;
+pub mod error;
 pub mod game;
 pub mod parse;
 pub mod time;
@@ -38,6 +39,7 @@ use std::time::{Duration, Instant};
 
 use crossbeam::channel::{never, select, Receiver};
 
+pub use self::error::GtpError;
 pub use self::game::GtpGame;
 use self::parse::{preprocess, AnalyzeArgs, AnalyzeKind, Command, KgsTime, Vertex, COMMANDS};
 use self::time::{GtpClock, TimeSystem};
@@ -46,9 +48,7 @@ use crate::engine::clock::MovePlan;
 use crate::engine::{Engine, EngineEvent, Task};
 use crate::game::{Color, Move, MoveError};
 use crate::search::registry::{self, SolverNet};
-use crate::search::solver::{
-    solver_names, SolveResult, Solver, SolverChoice, SolverOptions, AUTO_SOLVER,
-};
+use crate::search::solver::{SolveResult, Solver, SolverChoice, SolverOptions};
 use crate::search::solver_player::{
     decided_move, decided_result, proven_candidate, solve_then_search, solver_limits, SolverPlay,
 };
@@ -67,16 +67,13 @@ pub const NO_SOLVER: &str = "none";
 
 /// Reads a GTP solver setting (`--solver`, `pcn-solver`): [`NO_SOLVER`] (`None`), `auto` or
 /// a solver name, any case.
-pub fn parse_solver(name: &str) -> Result<Option<SolverChoice>, String> {
+pub fn parse_solver(name: &str) -> Result<Option<SolverChoice>, GtpError> {
     if name.trim().eq_ignore_ascii_case(NO_SOLVER) {
         return Ok(None);
     }
-    SolverChoice::parse(name).map(Some).map_err(|_| {
-        format!(
-            "unknown solver (expected {AUTO_SOLVER}, {} or {NO_SOLVER})",
-            solver_names().join(", ")
-        )
-    })
+    SolverChoice::parse(name)
+        .map(Some)
+        .map_err(|_| GtpError::UnknownSolver)
 }
 
 /// The genmove/analysis solver, shared with the search tasks (only one of them runs at a
@@ -202,10 +199,11 @@ struct Gtp<G: GtpGame, W: Write> {
     opts: Options,
 }
 
-type Reply = Result<String, String>;
+/// A handler's answer: the text after `=`, or why it failed (the text after `?`).
+type Reply = Result<String, GtpError>;
 
-fn illegal(_: MoveError) -> String {
-    "illegal move".to_string()
+fn illegal(_: MoveError) -> GtpError {
+    GtpError::IllegalMove
 }
 
 impl<G: GtpGame, W: Write> Gtp<G, W> {
@@ -217,7 +215,7 @@ impl<G: GtpGame, W: Write> Gtp<G, W> {
             };
             match next {
                 Input::Eof => return 0,
-                Input::TooLong { .. } => self.respond(&None, Err("syntax error".into())),
+                Input::TooLong { .. } => self.respond(&None, Err(GtpError::Syntax)),
                 Input::Line { text, at } => {
                     let Some(line) = preprocess(&text) else {
                         continue;
@@ -227,7 +225,7 @@ impl<G: GtpGame, W: Write> Gtp<G, W> {
                     let cmd = match parsed.command {
                         Ok(c) => c,
                         Err(e) => {
-                            self.respond(&id, Err(e.to_string()));
+                            self.respond(&id, Err(e.into()));
                             continue;
                         }
                     };
@@ -251,7 +249,7 @@ impl<G: GtpGame, W: Write> Gtp<G, W> {
     fn respond(&mut self, id: &Option<String>, r: Reply) {
         let (mark, text) = match r {
             Ok(t) => ('=', t),
-            Err(t) => ('?', t),
+            Err(e) => ('?', e.to_string()),
         };
         let id = id.as_deref().unwrap_or("");
         // No blank line may appear inside a response.
@@ -306,7 +304,7 @@ impl<G: GtpGame, W: Write> Gtp<G, W> {
             C::Genmove(color) => self.genmove(color, at, true),
             C::RegGenmove(color) => self.genmove(color, at, false),
             C::Undo => {
-                let n = self.undo.pop().ok_or("cannot undo")?;
+                let n = self.undo.pop().ok_or(GtpError::CannotUndo)?;
                 for _ in 0..n {
                     self.game.undo();
                 }
@@ -333,7 +331,7 @@ impl<G: GtpGame, W: Write> Gtp<G, W> {
                 }
                 Ok(String::new())
             }
-            C::FinalScore => self.game.score_text().ok_or_else(|| "cannot score".into()),
+            C::FinalScore => self.game.score_text().ok_or(GtpError::CannotScore),
             C::SetFreeHandicap(vs) => self.set_free_handicap(&vs),
             C::GoguiAnalyzeCommands => Ok([
                 "string/PCN Solve (10 s)/pcn-solve 10",
@@ -346,7 +344,7 @@ impl<G: GtpGame, W: Write> Gtp<G, W> {
             C::PcnSolver(name) => self.set_solver(name),
             C::PcnNet => Ok(self.net_text()),
             // Handled by the main loop (they need the input channel or end it).
-            C::Quit | C::Analyze(..) => Err("internal error".into()),
+            C::Quit | C::Analyze(..) => Err(GtpError::Internal),
         }
     }
 
@@ -354,7 +352,7 @@ impl<G: GtpGame, W: Write> Gtp<G, W> {
         let g = (w <= 25 && h <= 25)
             .then(|| self.game.resized(w as usize, h as usize))
             .flatten()
-            .ok_or("unacceptable size")?;
+            .ok_or(GtpError::UnacceptableSize)?;
         self.game = g;
         self.undo.clear();
         self.clear_solver();
@@ -579,10 +577,8 @@ impl<G: GtpGame, W: Write> Gtp<G, W> {
     }
 
     fn loadsgf(&mut self, file: &str, n: Option<u64>) -> Reply {
-        // GTP's failure text, then why (GUIs show the whole line; one line only).
-        let fail = |why: String| format!("cannot load file: {}", why.replace(['\r', '\n'], " "));
         let io = |e: std::io::Error| {
-            fail(match e.kind() {
+            GtpError::cannot_load(match e.kind() {
                 std::io::ErrorKind::NotFound => "no such file".to_string(),
                 std::io::ErrorKind::PermissionDenied => "permission denied".to_string(),
                 _ => format!("unreadable ({e})"),
@@ -590,13 +586,15 @@ impl<G: GtpGame, W: Write> Gtp<G, W> {
         };
         let meta = std::fs::metadata(file).map_err(io)?;
         if !meta.is_file() {
-            return Err(fail("not a file".into()));
+            return Err(GtpError::cannot_load("not a file"));
         }
         if meta.len() > MAX_SGF_BYTES {
-            return Err(fail(format!("larger than {MAX_SGF_BYTES} bytes")));
+            return Err(GtpError::cannot_load(format!(
+                "larger than {MAX_SGF_BYTES} bytes"
+            )));
         }
         let bytes = std::fs::read(file).map_err(io)?;
-        let tree = GameTree::parse_bytes(&bytes).map_err(|e| fail(e.to_string()))?;
+        let tree = GameTree::parse_bytes(&bytes).map_err(GtpError::cannot_load)?;
         // `loadsgf f n`: the position before move n.
         let max = n.map_or(usize::MAX, |n| {
             n.saturating_sub(1).min(usize::MAX as u64) as usize
@@ -604,7 +602,7 @@ impl<G: GtpGame, W: Write> Gtp<G, W> {
         let g = self
             .game
             .load_sgf(&tree, max)
-            .map_err(|e| fail(e.to_string()))?;
+            .map_err(GtpError::cannot_load)?;
         if let Ok(Some(k)) = tree.komi() {
             self.komi = k as f64;
         }
@@ -630,7 +628,7 @@ impl<G: GtpGame, W: Write> Gtp<G, W> {
         let text = t.to_sgf();
         match file {
             Some(f) => {
-                std::fs::write(&f, text).map_err(|_| "cannot save file".to_string())?;
+                std::fs::write(&f, text).map_err(|_| GtpError::CannotSave)?;
                 Ok(String::new())
             }
             None => Ok(text),
@@ -638,9 +636,9 @@ impl<G: GtpGame, W: Write> Gtp<G, W> {
     }
 
     fn set_free_handicap(&mut self, vs: &[Vertex]) -> Reply {
-        let bad = || "bad vertex list".to_string();
+        let bad = || GtpError::BadVertexList;
         if self.game.ply() > 0 || self.empty_points() < self.game.width() * self.game.height() {
-            return Err("board not empty".into());
+            return Err(GtpError::BoardNotEmpty);
         }
         let mut moves = Vec::new();
         for &v in vs {
@@ -688,7 +686,7 @@ impl<G: GtpGame, W: Write> Gtp<G, W> {
     ) {
         let color = args.color.unwrap_or(self.game.to_move());
         let Some(pos) = self.game.with_to_move(color) else {
-            self.respond(id, Err("cannot analyze for this color now".into()));
+            self.respond(id, Err(GtpError::CannotAnalyzeColor));
             return;
         };
         self.write(&format!("={}\n", id.as_deref().unwrap_or("")));
