@@ -7,7 +7,10 @@
 //!   renju (recursive forbidden points), caro and the PCN paper's 4T variant, with incremental
 //!   per-direction pattern tables. [`game::go`]: Go (chains with liberties, simple/positional/
 //!   situational ko, Benson). [`game::killallgo`]: the PCN 9x9 and the 7x7 Killall-Go.
-//! - [`sgf`]: SGF (FF[4]) reader and writer (nom), and SGF main lines to positions.
+//!   [`game::edit`]: positions edited outside the turn order (plays by either colour, other
+//!   board sizes, the record), for the front ends.
+//! - [`sgf`]: SGF (FF[4]) reader and writer (nom), and SGF main lines to positions
+//!   ([`sgf::SgfGame`]).
 //! - [`nn`]: network evaluation: the [`nn::Evaluator`] trait, model files, backends.
 //! - [`search`]: typed [`search::SearchEvent`]s and the [`search::Searcher`] trait, in
 //!   rooms by responsibility:

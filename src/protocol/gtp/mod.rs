@@ -614,7 +614,7 @@ impl<G: GtpGame, W: Write> Gtp<G, W> {
 
     fn printsgf(&mut self, file: Option<String>) -> Reply {
         let mut t = GameTree::from_moves(
-            G::SGF_GM,
+            G::GM,
             self.game.width(),
             self.game.height(),
             self.game.record(),
