@@ -30,7 +30,8 @@
 //! - [`train`]: the learned tables' trainers ([`train::patterns`]: the Gomoku pattern
 //!   policy from the alpha-beta player's self-play, `pcn train-patterns`).
 //! - [`proof`]: proof trees as SGF files and the independent proof checker (`pcn verify`).
-//! - [`engine`]: the background search thread and the move clock.
+//! - [`engine`]: the background search thread, the move clock, and the solver's tasks
+//!   ([`engine::solving`]: solver then player, analysis beside a solver, a one-off solve).
 //! - [`arena`]: matches between two players (`pcn match`).
 //! - [`protocol`]: front ends: Gomocup/Piskvork brain protocol (a command table says what may
 //!   run during a search), GTP v2, protocol detection. They translate; bad input never

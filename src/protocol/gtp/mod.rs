@@ -18,7 +18,7 @@
 //! deadline) and at the start of every analysis: a proven win plays (shows) the proof's move
 //! with win rate 1, a proven loss in a game without draws the hardest refutation with win
 //! rate 0; otherwise the player (UCT, or the Gomoku player) decides with the rest of the
-//! budget. See [`crate::search::solver_player`]. With `--net`, the solvers (genmove,
+//! budget. See [`crate::engine::solving`] (the tasks) and [`crate::search::solver_player`]. With `--net`, the solvers (genmove,
 //! analysis, `pcn-solve`) use the network heuristic where the model fits the board
 //! (`pcn-net` shows it); the UCT player does not use it.
 //!
@@ -33,8 +33,7 @@ pub mod time;
 
 use std::collections::VecDeque;
 use std::io::Write;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crossbeam::channel::{never, select, Receiver};
@@ -45,13 +44,12 @@ use self::parse::{preprocess, AnalyzeArgs, AnalyzeKind, Command, KgsTime, Vertex
 use self::time::{GtpClock, TimeSystem};
 use super::Input;
 use crate::engine::clock::MovePlan;
-use crate::engine::{Engine, EngineEvent, Task};
+use crate::engine::solving::{self, lock, SharedSolver};
+use crate::engine::{Engine, EngineEvent};
 use crate::game::{Color, Move, MoveError};
 use crate::search::registry::{self, SolverNet};
-use crate::search::solver::{SolveResult, Solver, SolverChoice, SolverOptions};
-use crate::search::solver_player::{
-    decided_move, decided_result, proven_candidate, solve_then_search, solver_limits, SolverPlay,
-};
+use crate::search::solver::{Solver, SolverChoice, SolverOptions};
+use crate::search::solver_player::SolverPlay;
 use crate::search::uct::{Uct, UctOptions};
 use crate::search::{Candidate, Limits, SearchEvent, SearchResult, Searcher};
 use crate::sgf::GameTree;
@@ -74,16 +72,6 @@ pub fn parse_solver(name: &str) -> Result<Option<SolverChoice>, GtpError> {
     SolverChoice::parse(name)
         .map(Some)
         .map_err(|_| GtpError::UnknownSolver)
-}
-
-/// The genmove/analysis solver, shared with the search tasks (only one of them runs at a
-/// time; the GTP thread replaces or clears it between commands).
-type SharedSolver<G> = Arc<Mutex<Option<Box<dyn Solver<G>>>>>;
-
-/// Locks the shared solver; a panic in an earlier task (caught by the engine) does not
-/// make it unusable.
-fn lock<G: GtpGame>(s: &SharedSolver<G>) -> MutexGuard<'_, Option<Box<dyn Solver<G>>>> {
-    s.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// Settings from the command line.
@@ -171,6 +159,14 @@ fn solver_options(opts: &Options) -> SolverOptions {
         seed: opts.seed,
         threads: opts.threads.max(1),
         ..SolverOptions::default()
+    }
+}
+
+/// How a genmove or an analysis divides its budget with the configured solver.
+fn solver_play<G: GtpGame>() -> SolverPlay {
+    SolverPlay {
+        share: G::SOLVER_SHARE,
+        loss_is_lost: !G::DRAWS,
     }
 }
 
@@ -426,19 +422,7 @@ impl<G: GtpGame, W: Write> Gtp<G, W> {
         let has_solver = lock(&self.solver).is_some();
         let engine = self.player.as_mut().unwrap_or(&mut self.engine);
         let id = if has_solver {
-            let shared = self.solver.clone();
-            let cfg = SolverPlay {
-                share: G::SOLVER_SHARE,
-                loss_is_lost: !G::DRAWS,
-            };
-            let task: Task<G> = Box::new(move |player, game, limits, stop, on_event| {
-                match lock(&shared).as_mut() {
-                    Some(s) => {
-                        solve_then_search(s.as_mut(), player, &cfg, game, limits, stop, on_event)
-                    }
-                    None => player.search(game, limits, stop, on_event),
-                }
-            });
+            let task = solving::play_task(self.solver.clone(), solver_play::<G>());
             engine.run_task(pos.clone(), limits, hard, task)
         } else {
             engine.search(pos.clone(), limits, hard)
@@ -504,27 +488,11 @@ impl<G: GtpGame, W: Write> Gtp<G, W> {
         let hard = self.opts.nodes.is_none().then_some(hard);
         let pos = self.game.clone();
         // A fresh solver per call: the answer does not depend on earlier searches.
-        let choice = self.opts.solver.unwrap_or_default();
-        let opts = solver_options(&self.opts);
-        let net = self.opts.net.clone();
-        let task: Task<G> = Box::new(move |_player, game, limits, stop, _on_event| {
-            let Ok(mut solver) = registry::build::<G>(choice, &opts, net.as_ref()) else {
-                return SearchResult::default();
-            };
-            let prover = game.to_move();
-            let out = solver.solve(game, prover, limits, stop, &mut |_| {});
-            SearchResult {
-                best: out.best,
-                proven: match out.result {
-                    SolveResult::Win => Some(Some(prover)),
-                    // Loss: the prover cannot force a win (the opponent wins, or a draw).
-                    SolveResult::Loss => Some(Some(prover.opp())),
-                    SolveResult::Unknown => None,
-                },
-                nodes: out.stats.nodes,
-                ..SearchResult::default()
-            }
-        });
+        let task = solving::solve_task::<G>(
+            self.opts.solver.unwrap_or_default(),
+            solver_options(&self.opts),
+            self.opts.net.clone(),
+        );
         let id = self.engine.run_task(pos.clone(), limits, hard, task);
         let r = self.engine.wait(id).unwrap_or_default();
         let mv = |m: Option<Move>| m.map_or_else(|| "pass".to_string(), |m| pos.move_to_gtp(m));
@@ -693,7 +661,7 @@ impl<G: GtpGame, W: Write> Gtp<G, W> {
         let interval = Duration::from_millis(args.interval_cs.unwrap_or(50).clamp(1, 1 << 30) * 10);
         let limits = self.opts.nodes.map(Limits::nodes).unwrap_or_default();
         let sid = if lock(&self.solver).is_some() {
-            let task = analyze_task(self.solver.clone());
+            let task = solving::analysis_task(self.solver.clone(), solver_play::<G>());
             self.engine.run_task(pos.clone(), limits, None, task)
         } else {
             self.engine.search(pos.clone(), limits, None)
@@ -739,87 +707,4 @@ impl<G: GtpGame, W: Write> Gtp<G, W> {
         }
         self.write("\n");
     }
-}
-
-/// Sets the solver's stop flag and the relay's end flag when dropped.
-struct StopOnDrop<'a>(&'a AtomicBool, &'a AtomicBool);
-
-impl Drop for StopOnDrop<'_> {
-    fn drop(&mut self) {
-        self.0.store(true, Ordering::Relaxed);
-        self.1.store(true, Ordering::Relaxed);
-    }
-}
-
-/// The analysis task with a solver. The solver runs on a second thread next to the UCT
-/// analysis (so `info` lines start at once), with its share of a node budget or until the
-/// analysis stops. When it decides the root, the UCT search is stopped and the proven move
-/// is reported as the only candidate (win rate 1, or 0 for a proven loss in a game without
-/// draws); the front end repeats that line until new input arrives. Otherwise the UCT
-/// analysis is reported as usual.
-fn analyze_task<G: GtpGame>(shared: SharedSolver<G>) -> Task<G> {
-    Box::new(move |player, game, limits, stop, on_event| {
-        let mut guard = lock(&shared);
-        let Some(solver) = guard.as_mut() else {
-            return player.search(game, limits, stop, on_event);
-        };
-        let mut legal = Vec::new();
-        game.legal_moves(&mut legal);
-        let sl = solver_limits(limits, G::SOLVER_SHARE);
-        // The UCT search and the solver stop on `inner`: set by the front end's stop (relayed
-        // below), by a proof, or (timed mode) when the UCT search ends.
-        let inner = AtomicBool::new(false);
-        let done = AtomicBool::new(false);
-        let decided: Mutex<Option<(Move, bool, u64)>> = Mutex::new(None);
-        let r = std::thread::scope(|sc| {
-            let (inner, done, decided, legal) = (&inner, &done, &decided, &legal);
-            // Ends both helper threads even if the UCT search panics (the engine catches the
-            // panic, but only after the scope has joined its threads).
-            let _guard = StopOnDrop(inner, done);
-            sc.spawn(move || {
-                while !done.load(Ordering::Relaxed) {
-                    if stop.load(Ordering::Relaxed) {
-                        inner.store(true, Ordering::Relaxed);
-                    }
-                    std::thread::sleep(Duration::from_millis(2));
-                }
-            });
-            let pos = game.clone();
-            let solver_thread = sc.spawn(move || {
-                let out = solver.solve(&pos, pos.to_move(), &sl, inner, &mut |_| {});
-                if let Some((mv, win)) = decided_move(&out, legal, !G::DRAWS) {
-                    *decided.lock().unwrap_or_else(|e| e.into_inner()) =
-                        Some((mv, win, out.stats.nodes));
-                    inner.store(true, Ordering::Relaxed);
-                }
-            });
-            let proven = || *decided.lock().unwrap_or_else(|e| e.into_inner());
-            let mut relay = |e: &SearchEvent| match (e, proven()) {
-                (SearchEvent::Analysis { .. }, Some((mv, win, n))) => {
-                    on_event(&SearchEvent::Analysis {
-                        nodes: n,
-                        candidates: vec![proven_candidate(mv, win, n)],
-                    })
-                }
-                _ => on_event(e),
-            };
-            let r = player.search(game, limits, inner, &mut relay);
-            if limits.nodes.is_none() {
-                inner.store(true, Ordering::Relaxed);
-            }
-            let _ = solver_thread.join();
-            done.store(true, Ordering::Relaxed);
-            match proven() {
-                Some((mv, win, n)) => {
-                    relay(&SearchEvent::Analysis {
-                        nodes: n,
-                        candidates: Vec::new(),
-                    });
-                    decided_result(game, mv, win, n)
-                }
-                None => r,
-            }
-        });
-        r
-    })
 }
