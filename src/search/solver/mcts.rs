@@ -143,6 +143,39 @@ impl Node {
     }
 }
 
+/// The MCTS solver's phases beyond its first search: the narrowed second phase of Gomoku
+/// without a network (run when [`super::Knowledge::lambda_nodes`] is set and the first
+/// search filled its node pool without a result).
+#[derive(Clone, Debug, PartialEq)]
+pub struct MctsPhases {
+    /// MCTS: run only the narrowed search (from the start, with the whole budget), for
+    /// ablations and tests of that phase.
+    pub narrow_only: bool,
+    /// Gomoku, MCTS without a network: the share (0..=1) of the learned pattern policy
+    /// ([`crate::search::gomoku::patpolicy`]) in the static priors of the narrowed phase only (the
+    /// first phase keeps [`super::Knowledge::patterns`]). The threat scores rank the kept moves
+    /// poorly where the proof needs a quiet one, which the policy ranks better (docs/notebook/
+    /// 2026-11-25-fourteenth-session-pattern-policy-in-narrowed-phase.md).
+    pub narrow_patterns: f32,
+    /// Gomoku, MCTS without a network: weight of a proof-number bias at the root of the
+    /// narrowed phase (PNMax of GPN-MCTS: `w · (1 − (pn − min) / (1 + max − min))` over the
+    /// unsolved root moves, the prover's proof numbers of the narrowed tree, doubled for a
+    /// move leaving one open reply, mostly a four). The reply value rates every forcing line
+    /// alike, so without it the root's visits can stay on one unproven move (docs/notebook/
+    /// 2026-11-26-seventeenth-session-root-pn-bias.md). 0: off.
+    pub root_pn: f32,
+}
+
+impl Default for MctsPhases {
+    fn default() -> Self {
+        MctsPhases {
+            narrow_only: false,
+            narrow_patterns: 0.5,
+            root_pn: 2.0,
+        }
+    }
+}
+
 /// Everything the threads share, behind one mutex.
 struct Tree {
     nodes: Vec<Node>,
@@ -1179,7 +1212,7 @@ impl<G: SolverGame> Solver<G> for Mcts<G> {
             cost: self.heuristic.cost_model(),
             reply_value,
             narrow: false,
-            root_pn: self.opts.knowledge.root_pn,
+            root_pn: self.opts.mcts.root_pn,
         };
         let phases = if narrowing_phase(self.heuristic.learned(), reply_value, &self.opts.knowledge)
         {
@@ -1188,15 +1221,16 @@ impl<G: SolverGame> Solver<G> for Mcts<G> {
             1
         };
         let k = &self.opts.knowledge;
+        let narrow_patterns = self.opts.mcts.narrow_patterns;
         if phases == 2
             && self.narrow_heuristic.is_none()
-            && k.narrow_patterns > 0.0
-            && k.narrow_patterns != k.patterns
+            && narrow_patterns > 0.0
+            && narrow_patterns != k.patterns
             && self.heuristic.name() == G::default_heuristic(&self.opts).name()
         {
             let opts = SolverOptions {
                 knowledge: Knowledge {
-                    patterns: k.narrow_patterns,
+                    patterns: narrow_patterns,
                     ..k.clone()
                 },
                 ..self.opts.clone()
@@ -1224,7 +1258,7 @@ impl<G: SolverGame> Solver<G> for Mcts<G> {
         let root_mover_good = self.root_mover_good;
         let mut extra_know = 0u64;
         self.last_phases = 0;
-        let first = if phases == 2 && self.opts.knowledge.narrow_only {
+        let first = if phases == 2 && self.opts.mcts.narrow_only {
             1
         } else {
             0

@@ -49,6 +49,7 @@ pub use gpn::PnBias;
 
 pub use heuristic::{CostModel, Evaluation, Heuristic};
 pub use knowledge::{Knowledge, KnowledgeState};
+pub use mcts::MctsPhases;
 
 /// The solvers. A new solver gets a variant here, a row in [`SOLVERS`] and an arm in
 /// [`SolverKind::construct`] (the compiler and a unit test check all three).
@@ -382,6 +383,8 @@ pub struct SolverOptions {
     pub memory_bytes: usize,
     /// Domain knowledge (Gomoku threat search).
     pub knowledge: Knowledge,
+    /// MCTS: the phases after the first search (Gomoku's narrowed phase).
+    pub mcts: MctsPhases,
     /// Heuristic when none is plugged in.
     pub heuristic: HeuristicKind,
     /// Graph-history interaction handling (Killall-Go).
@@ -465,6 +468,7 @@ impl Default for SolverOptions {
         SolverOptions {
             memory_bytes: 0,
             knowledge: Knowledge::default(),
+            mcts: MctsPhases::default(),
             heuristic: HeuristicKind::Default,
             ghi: GhiMode::Exact,
             seed: 1,
