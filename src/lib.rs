@@ -20,7 +20,8 @@
 //!     pattern policy ([`search::gomoku::patpolicy`]);
 //!   - [`search::uct`], the generic UCT player;
 //!   - [`search::solver`], the solver suite (MCTS solver, DFPN, focused DFPN, suite II,
-//!     transposition table, proof trees, the games' solver knowledge), one row each in the
+//!     transposition table, proof trees, the games' solver knowledge; the MCTS solver in rooms:
+//!     tree, worker, phases, proof oracle), one row each in the
 //!     solver table [`search::solver::SOLVERS`];
 //!   - [`search::solver_player`] (a solver as a player) and [`search::registry`] (players by
 //!     name, and the one builder [`search::registry::build`] of a solver with its network).
