@@ -1,10 +1,10 @@
 //! Why a GTP command failed: one typed error whose `Display` is the text after `?`.
 //!
-//! The handlers return [`GtpError`]; only [`super::Gtp::respond`] turns it into text, so the
-//! failure replies are declared here, once. The texts follow GTP v2 (section 6.4: "unknown
-//! command", "syntax error", "illegal move", "unacceptable size", "cannot undo", "cannot
-//! score", "board not empty", "bad vertex list", "cannot load file", "cannot save file")
-//! where it names one, and GUIs show them to users.
+//! The handlers return [`GtpError`]; only the dispatcher's `respond` turns it into text, so the
+//! failure replies are declared here, once. The texts are GTP v2's standard failure
+//! messages where the specification names one ("unknown command", "syntax error", "illegal
+//! move", "unacceptable size", "cannot undo", "cannot score", "board not empty", "bad vertex
+//! list", "cannot load file", "cannot save file"), and GUIs show them to users.
 
 use super::parse::ParseError;
 use super::NO_SOLVER;
