@@ -46,7 +46,7 @@ pub struct MatchConfig {
     pub opening_stones: (usize, usize),
     /// Games played at once (threads).
     pub concurrency: usize,
-    /// Searcher table memory in bytes (0 = default).
+    /// Table memory of each player in bytes.
     pub memory: usize,
 }
 

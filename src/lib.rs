@@ -7,7 +7,10 @@
 //!   renju (recursive forbidden points), caro and the PCN paper's 4T variant, with incremental
 //!   per-direction pattern tables. [`game::go`]: Go (chains with liberties, simple/positional/
 //!   situational ko, Benson). [`game::killallgo`]: the PCN 9x9 and the 7x7 Killall-Go.
-//! - [`sgf`]: SGF (FF[4]) reader and writer (nom), and SGF main lines to positions.
+//!   [`game::edit`]: positions edited outside the turn order (plays by either colour, other
+//!   board sizes, the record), for the front ends.
+//! - [`sgf`]: SGF (FF[4]) reader and writer (nom), and SGF main lines to positions
+//!   ([`sgf::SgfGame`]).
 //! - [`nn`]: network evaluation: the [`nn::Evaluator`] trait, model files, backends.
 //! - [`search`]: typed [`search::SearchEvent`]s and the [`search::Searcher`] trait, in
 //!   rooms by responsibility:
@@ -17,7 +20,8 @@
 //!     pattern policy ([`search::gomoku::patpolicy`]);
 //!   - [`search::uct`], the generic UCT player;
 //!   - [`search::solver`], the solver suite (MCTS solver, DFPN, focused DFPN, suite II,
-//!     transposition table, proof trees, the games' solver knowledge), one row each in the
+//!     transposition table, proof trees, the games' solver knowledge; the MCTS solver in rooms:
+//!     tree, worker, phases, proof oracle), one row each in the
 //!     solver table [`search::solver::SOLVERS`];
 //!   - [`search::solver_player`] (a solver as a player) and [`search::registry`] (players by
 //!     name, and the one builder [`search::registry::build`] of a solver with its network).
@@ -27,7 +31,8 @@
 //! - [`train`]: the learned tables' trainers ([`train::patterns`]: the Gomoku pattern
 //!   policy from the alpha-beta player's self-play, `pcn train-patterns`).
 //! - [`proof`]: proof trees as SGF files and the independent proof checker (`pcn verify`).
-//! - [`engine`]: the background search thread and the move clock.
+//! - [`engine`]: the background search thread, the move clock, and the solver's tasks
+//!   ([`engine::solving`]: solver then player, analysis beside a solver, a one-off solve).
 //! - [`arena`]: matches between two players (`pcn match`).
 //! - [`protocol`]: front ends: Gomocup/Piskvork brain protocol (a command table says what may
 //!   run during a search), GTP v2, protocol detection. They translate; bad input never

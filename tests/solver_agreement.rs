@@ -10,7 +10,8 @@ use pcn::game::killallgo::{KillallGo, Variant};
 use pcn::game::{Color, Game, Move, Outcome};
 use pcn::search::solver::mcts::Mcts;
 use pcn::search::solver::{
-    solver_by_name, Knowledge, ProofTree, SolveResult, Solver, SolverGame, SolverOptions,
+    solver_by_name, Knowledge, MctsPhases, ProofTree, SolveResult, Solver, SolverGame,
+    SolverOptions,
 };
 use pcn::search::Limits;
 use pcn::util::Rng;
@@ -289,9 +290,9 @@ fn gomoku_solvers_agree_with_brute_force() {
 fn mcts_narrowed_phase_agrees_with_brute_force() {
     let narrow = SolverOptions {
         memory_bytes: 16 << 20,
-        knowledge: Knowledge {
+        mcts: MctsPhases {
             narrow_only: true,
-            ..Knowledge::default()
+            ..MctsPhases::default()
         },
         ..SolverOptions::default()
     };
@@ -301,14 +302,14 @@ fn mcts_narrowed_phase_agrees_with_brute_force() {
     };
     // The narrowed phase without the pattern policy in its priors.
     let narrow_plain = SolverOptions {
-        knowledge: Knowledge {
+        mcts: MctsPhases {
             narrow_patterns: 0.0,
-            ..narrow.knowledge.clone()
+            ..narrow.mcts.clone()
         },
         ..narrow.clone()
     };
     assert!(
-        narrow.knowledge.narrow_patterns > 0.0,
+        narrow.mcts.narrow_patterns > 0.0,
         "the policy is on by default"
     );
     let mut policy_changed = 0;

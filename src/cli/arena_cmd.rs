@@ -5,6 +5,7 @@ use std::time::Duration;
 use clap::Args as ClapArgs;
 
 use crate::arena::{run_match, GameResult, MatchConfig};
+use crate::cli::config::EngineConfig;
 use crate::game::gomoku::Rule;
 use crate::game::Color;
 
@@ -48,17 +49,16 @@ pub struct Args {
     /// Games played at once (each uses one thread).
     #[arg(long, default_value_t = 1)]
     pub concurrency: usize,
-    /// Table memory per searcher in MiB (0 = default).
-    #[arg(long, default_value_t = 0)]
-    pub memory_mb: usize,
     /// Print every game's moves.
     #[arg(long)]
     pub verbose: bool,
 }
 
 /// Runs `pcn match`; returns the exit code.
-/// Runs `pcn match`; `nodes` and `seed` are the global `--nodes` / `--seed` options.
-pub fn run(args: Args, nodes: Option<u64>, seed: u64) -> i32 {
+/// Runs `pcn match`; `c` holds the global `--nodes`, `--seed` and `--memory` (each
+/// player's table memory).
+pub fn run(args: Args, c: &EngineConfig) -> i32 {
+    let (nodes, seed) = (c.nodes, c.seed);
     let Some(rule) = Rule::parse(&args.rule) else {
         eprintln!("error: unknown rule '{}'", args.rule);
         return 2;
@@ -80,7 +80,7 @@ pub fn run(args: Args, nodes: Option<u64>, seed: u64) -> i32 {
         seed,
         opening_stones: (args.min_opening, args.max_opening),
         concurrency: args.concurrency,
-        memory: args.memory_mb << 20,
+        memory: c.memory_bytes,
     };
     println!(
         "Match {} vs {}: {} games, {}x{} {}, {} ms/move{}, seed {}",

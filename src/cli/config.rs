@@ -5,6 +5,7 @@
 use super::GlobalOpts;
 use crate::game::Game;
 use crate::search::registry::{PlayerSettings, SolverNet};
+use crate::search::DEFAULT_MEMORY_BYTES;
 
 /// The network of `--net`, read once.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -48,8 +49,12 @@ pub const DEFAULT_THREADS: usize = 1;
 pub struct EngineConfig {
     /// Search threads of the solvers that run several, and a network backend's threads.
     pub threads: usize,
-    /// Table memory cap in bytes (`--memory` MB); `None`: each searcher's own budget.
-    pub memory_bytes: Option<usize>,
+    /// Table memory of each searcher in bytes: `--memory` MB, else
+    /// [`DEFAULT_MEMORY_BYTES`] (256 MiB) in every front end.
+    pub memory_bytes: usize,
+    /// `--memory` was given: Gomocup's `INFO max_memory` may then only lower the budget
+    /// (without it, `INFO max_memory` replaces the default).
+    pub memory_given: bool,
     /// Seed of every random choice.
     pub seed: u64,
     /// Deterministic mode: a node budget per move or problem instead of the clock.
@@ -67,7 +72,10 @@ impl EngineConfig {
     pub fn from_global(g: &GlobalOpts) -> EngineConfig {
         EngineConfig {
             threads: g.threads.map_or(DEFAULT_THREADS, |t| t as usize),
-            memory_bytes: g.memory.map(|mb| (mb as usize).saturating_mul(1 << 20)),
+            memory_bytes: g.memory.map_or(DEFAULT_MEMORY_BYTES, |mb| {
+                (mb as usize).saturating_mul(1 << 20)
+            }),
+            memory_given: g.memory.is_some(),
             seed: g.seed,
             nodes: g.nodes,
             net: NetChoice::parse(&g.net),
@@ -101,6 +109,7 @@ impl EngineConfig {
     pub fn player_settings(&self, net: Option<SolverNet>) -> PlayerSettings {
         PlayerSettings {
             threads: self.threads,
+            memory_bytes: self.memory_bytes,
             seed: self.seed,
             net,
         }
@@ -118,7 +127,8 @@ mod tests {
         let cli = Cli::try_parse_from(["pcn", "gomocup"]).unwrap();
         let c = EngineConfig::from_global(&cli.global);
         assert_eq!(c.threads, DEFAULT_THREADS);
-        assert_eq!((c.memory_bytes, c.nodes, c.seed), (None, None, 0));
+        assert_eq!((c.memory_bytes, c.nodes, c.seed), (256 << 20, None, 0));
+        assert!(!c.memory_given);
         assert_eq!(c.net, NetChoice::None);
         let sample = crate::game::killallgo::KillallGo::new(crate::game::killallgo::Variant::Pcn9);
         assert!(c.open_net_for(&sample).unwrap().is_none());
@@ -136,7 +146,8 @@ mod tests {
         ])
         .unwrap();
         let c = EngineConfig::from_global(&cli.global);
-        assert_eq!((c.threads, c.memory_bytes, c.seed), (3, Some(2 << 20), 5));
+        assert_eq!((c.threads, c.memory_bytes, c.seed), (3, 2 << 20, 5));
+        assert!(c.memory_given);
         assert_eq!(c.net, NetChoice::None);
         assert_eq!(NetChoice::parse("m/x").as_arg(), "m/x");
         assert_eq!(NetChoice::parse("AUTO"), NetChoice::Auto);

@@ -76,7 +76,8 @@ pub enum Cmd {
     /// Search a fixed list of positions to fixed node counts and print `Bench: <nodes> <hash>`
     /// (`--speed`: throughput figures). `--nodes` sets the budget per position.
     Bench(bench::Args),
-    /// Play a match between two Gomoku players (`--nodes`/`--seed` are the global options).
+    /// Play a match between two Gomoku players (`--nodes`, `--seed` and `--memory` are the
+    /// global options).
     Match(arena_cmd::Args),
     /// Speak GTP v2 on stdin/stdout (Sabaki, GoGui, scripts); see docs/gtp.md.
     Gtp(GtpArgs),
@@ -180,6 +181,7 @@ fn gomocup_options(c: &EngineConfig) -> gomocup::Options {
     gomocup::Options {
         nodes: c.nodes,
         memory_bytes: c.memory_bytes,
+        memory_given: c.memory_given,
         threads: Some(c.threads),
     }
 }
@@ -369,12 +371,12 @@ pub fn main() -> i32 {
             run_gomocup(&cli.global, input, Vec::new())
         }
         Some(Cmd::Bench(a)) => bench::run(a, cli.global.nodes),
-        Some(Cmd::Match(a)) => arena_cmd::run(a, cli.global.nodes, cli.global.seed),
+        Some(Cmd::Match(a)) => arena_cmd::run(a, &EngineConfig::from_global(&cli.global)),
         Some(Cmd::Solve(mut a)) => {
             let c = EngineConfig::from_global(&cli.global);
             a.nodes = c.nodes;
             a.threads = c.threads as u32;
-            a.memory = cli.global.memory.unwrap_or(solve::DEFAULT_MEMORY_MB);
+            a.memory_bytes = c.memory_bytes;
             a.seed = c.seed;
             a.net = c.net.as_arg().to_string();
             a.symmetries = c.symmetries as u8;

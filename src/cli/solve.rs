@@ -21,8 +21,8 @@ use crate::game::Color;
 use crate::proof::{self, GameKind, MoveTree, ProofHeader};
 use crate::search::registry::{self, SolverNet};
 use crate::search::solver::{
-    solver_names, Knowledge, NetMode, SolveEvent, SolveResult, Solver, SolverChoice, SolverGame,
-    SolverKind, SolverOptions, AUTO_SOLVER,
+    solver_names, Knowledge, MctsPhases, NetMode, SolveEvent, SolveResult, Solver, SolverChoice,
+    SolverGame, SolverKind, SolverOptions, AUTO_SOLVER,
 };
 use crate::search::Limits;
 use crate::sgf::{self, GameTree};
@@ -52,9 +52,6 @@ pub enum GameArg {
     /// Killall-Go (`GM[1]`, `SZ[9]` PCN variant or `SZ[7]`).
     Killallgo,
 }
-
-/// Table memory of `pcn solve` when `--memory` is not given, in MB.
-pub const DEFAULT_MEMORY_MB: u64 = 256;
 
 /// Options of `pcn solve`. `--nodes`, `--threads`, `--memory`, `--seed`, `--net`,
 /// `--symmetries` and `--backend` are the global options (clap cannot define them twice);
@@ -97,9 +94,10 @@ pub struct SolveArgs {
     /// and the network backend's threads. DFPN is single-threaded.
     #[arg(skip)]
     pub threads: u32,
-    /// Transposition-table memory in MB (the global `--memory`, default [`DEFAULT_MEMORY_MB`]).
+    /// Transposition-table memory in bytes (the global `--memory`, default
+    /// [`crate::search::DEFAULT_MEMORY_BYTES`]).
     #[arg(skip)]
-    pub memory: u64,
+    pub memory_bytes: usize,
     /// Write each proven win's solution tree as SGF into this directory.
     #[arg(long)]
     pub proof_dir: Option<PathBuf>,
@@ -121,12 +119,12 @@ pub struct SolveArgs {
     pub lambda: u64,
     /// Gomoku, MCTS without a network: share (0..=1) of the learned pattern policy in the
     /// priors of that second, narrowed search (the first keeps `--patterns`).
-    #[arg(long, default_value_t = Knowledge::default().narrow_patterns)]
+    #[arg(long, default_value_t = MctsPhases::default().narrow_patterns)]
     pub narrow_patterns: f32,
     /// Gomoku, MCTS without a network: weight (0..=100) of the proof-number bias at the root
     /// of that second, narrowed search (the root's moves with the smallest proof numbers
     /// first); 0: off.
-    #[arg(long, default_value_t = Knowledge::default().root_pn)]
+    #[arg(long, default_value_t = MctsPhases::default().root_pn)]
     pub root_pn: f32,
     /// Killall-Go: White wins as soon as a White block is unconditionally alive (Benson).
     /// Off changes the game (it then ends only by two passes); proofs record it (on|off).
@@ -403,13 +401,17 @@ pub fn run(args: SolveArgs) -> i32 {
         vct: args.vct.is_on(),
         patterns: args.patterns,
         lambda_nodes: args.lambda,
-        narrow_patterns: args.narrow_patterns,
-        root_pn: args.root_pn,
         ..Knowledge::default()
     };
+    let mcts = MctsPhases {
+        narrow_patterns: args.narrow_patterns,
+        root_pn: args.root_pn,
+        ..MctsPhases::default()
+    };
     let opts = SolverOptions {
-        memory_bytes: (args.memory as usize).saturating_mul(1 << 20),
+        memory_bytes: args.memory_bytes,
         knowledge,
+        mcts,
         seed: args.seed,
         proof_max_nodes: args.proof_max_nodes,
         threads: args.threads.max(1) as usize,

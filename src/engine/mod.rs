@@ -11,6 +11,7 @@
 //! Jobs run strictly in order on one thread; a job sent while another runs waits for it.
 
 pub mod clock;
+pub mod solving;
 pub mod testing;
 
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -7,6 +7,7 @@
 //! Positions from outside (protocol lines, SGF files) enter through checked calls
 //! ([`Game::play`], [`Game::check_move`]); the search uses [`Game::play_unchecked`].
 
+pub mod edit;
 pub mod go;
 pub mod gomoku;
 pub mod killallgo;

@@ -7,6 +7,12 @@ pub mod solver;
 pub mod solver_player;
 pub mod uct;
 
+/// Memory of a searcher's tables when none is configured, in bytes: the one default of every
+/// player and solver (`--memory` and Gomocup's `INFO max_memory` replace it). The engine
+/// configuration (`cli::config::EngineConfig`) starts from it and passes its budget down to
+/// the front ends, which give it to every searcher they build.
+pub const DEFAULT_MEMORY_BYTES: usize = 256 << 20;
+
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
@@ -189,7 +195,7 @@ pub trait Searcher<G: Game>: Send {
     ) -> SearchResult;
     /// Forgets everything learned (new game, hash clear).
     fn clear(&mut self) {}
-    /// Caps the memory of the searcher's tables, in bytes (0 = default).
+    /// Caps the memory of the searcher's tables, in bytes (0 = [`DEFAULT_MEMORY_BYTES`]).
     fn set_memory(&mut self, _bytes: usize) {}
     /// Sets the search threads (at least 1) of the searchers that run several; the others
     /// ignore it.

@@ -292,19 +292,18 @@ impl<G: SolverGame> Solver<G> for NetOrPlain<G> {
     }
 }
 
-/// Table memory of the `solver` player's solver before any `set_memory` (the `pcn` player's
-/// table is 64 MiB too).
-const SOLVER_PLAYER_TABLE_BYTES: usize = 64 << 20;
-
 /// Fraction of each move the `solver` player gives its solver.
 pub const SOLVER_PLAYER_SHARE: f64 = 0.1;
 
 /// What the players are built with beyond their name: the command line's `--threads`,
-/// `--seed` and `--net` (the players that have no use for one ignore it).
+/// `--memory`, `--seed` and `--net` (the players that have no use for one ignore it).
 #[derive(Clone, Debug)]
 pub struct PlayerSettings {
     /// Search threads of the solvers that run several (at least 1).
     pub threads: usize,
+    /// Table memory of each player, in bytes (a `solver` player splits it between its
+    /// solver and its fallback).
+    pub memory_bytes: usize,
     /// Seed of the solvers' random choices.
     pub seed: u64,
     /// The solvers' network, used where it fits the board.
@@ -315,6 +314,7 @@ impl Default for PlayerSettings {
     fn default() -> Self {
         PlayerSettings {
             threads: 1,
+            memory_bytes: super::DEFAULT_MEMORY_BYTES,
             seed: SolverOptions::default().seed,
             net: None,
         }
@@ -330,7 +330,7 @@ pub fn solver_player(
     settings: &PlayerSettings,
 ) -> Option<SolverPlayer<Gomoku>> {
     let opts = SolverOptions {
-        memory_bytes: SOLVER_PLAYER_TABLE_BYTES,
+        memory_bytes: settings.memory_bytes,
         seed: settings.seed,
         threads: settings.threads.max(1),
         ..SolverOptions::default()
@@ -353,22 +353,25 @@ pub fn gomoku_searcher(name: &str) -> Option<Box<dyn Searcher<Gomoku>>> {
     gomoku_searcher_with(name, &PlayerSettings::default())
 }
 
-/// [`gomoku_searcher`] built with `settings` (the `solver` players use its threads, seed and
-/// network; the others are single-threaded, deterministic and have no network).
+/// [`gomoku_searcher`] built with `settings`: every player gets its table memory; the
+/// `solver` players also use its threads, seed and network (the others are single-threaded,
+/// deterministic and have no network).
 pub fn gomoku_searcher_with(
     name: &str,
     settings: &PlayerSettings,
 ) -> Option<Box<dyn Searcher<Gomoku>>> {
-    match name {
-        "pcn" => Some(Box::new(AlphaBeta::new())),
-        "greedy" => Some(Box::new(Greedy)),
-        "ab4" => Some(Box::new(Ab4::default())),
-        "solver" => Some(Box::new(solver_player(SolverChoice::Auto, settings)?)),
+    let mut player: Box<dyn Searcher<Gomoku>> = match name {
+        "pcn" => Box::new(AlphaBeta::new()),
+        "greedy" => Box::new(Greedy),
+        "ab4" => Box::new(Ab4::default()),
+        "solver" => Box::new(solver_player(SolverChoice::Auto, settings)?),
         other => {
             let s = SolverChoice::parse(other.strip_prefix("solver-")?).ok()?;
-            Some(Box::new(solver_player(s, settings)?))
+            Box::new(solver_player(s, settings)?)
         }
-    }
+    };
+    player.set_memory(settings.memory_bytes);
+    Some(player)
 }
 
 #[cfg(test)]

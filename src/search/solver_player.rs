@@ -19,8 +19,12 @@
 //!
 //! The solver's tables persist between moves (they hold proven sub-positions of the game);
 //! [`Searcher::clear`] clears both parts.
+//!
+//! Analysis beside a running solver ([`analyze_beside`]) and a one-off solve ([`solve_once`])
+//! live here too; `crate::engine::solving` runs all three as engine tasks.
 
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use super::solver::{SolveEvent, SolveOutcome, SolveResult, Solver, SolverGame};
@@ -230,6 +234,115 @@ pub fn solve_then_search<G: SolverGame>(
         r.best = best.or(legal.first().copied());
     }
     r
+}
+
+/// Sets the solver's stop flag and the relay's end flag when dropped.
+struct StopOnDrop<'a>(&'a AtomicBool, &'a AtomicBool);
+
+impl Drop for StopOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+        self.1.store(true, Ordering::Relaxed);
+    }
+}
+
+/// Analysis with a solver: `solver` runs on a second thread beside `player`'s analysis (so
+/// analysis events start at once), with [`SolverPlay::share`] of a node budget or until the
+/// analysis stops. When it decides the root (see [`decided_move`]), the player's search is
+/// stopped and the proven move is reported as the only candidate (win rate 1, or 0 for a
+/// proven loss where [`SolverPlay::loss_is_lost`]); otherwise the player's analysis is
+/// reported as usual. Returns the decided result, or the player's.
+pub fn analyze_beside<G: SolverGame>(
+    solver: &mut dyn Solver<G>,
+    player: &mut dyn Searcher<G>,
+    cfg: &SolverPlay,
+    game: &G,
+    limits: &Limits,
+    stop: &AtomicBool,
+    on_event: &mut dyn FnMut(&SearchEvent),
+) -> SearchResult {
+    let mut legal = Vec::new();
+    game.legal_moves(&mut legal);
+    let sl = solver_limits(limits, cfg.share);
+    let loss_is_lost = cfg.loss_is_lost;
+    // The player's search and the solver stop on `inner`: set by the caller's stop (relayed
+    // below), by a proof, or (timed mode) when the player's search ends.
+    let inner = AtomicBool::new(false);
+    let done = AtomicBool::new(false);
+    let decided: Mutex<Option<(Move, bool, u64)>> = Mutex::new(None);
+    std::thread::scope(|sc| {
+        let (inner, done, decided, legal) = (&inner, &done, &decided, &legal);
+        // Ends both helper threads even if the player's search panics (the engine catches
+        // the panic, but only after the scope has joined its threads).
+        let _guard = StopOnDrop(inner, done);
+        sc.spawn(move || {
+            while !done.load(Ordering::Relaxed) {
+                if stop.load(Ordering::Relaxed) {
+                    inner.store(true, Ordering::Relaxed);
+                }
+                std::thread::sleep(Duration::from_millis(2));
+            }
+        });
+        let pos = game.clone();
+        let solver_thread = sc.spawn(move || {
+            let out = solver.solve(&pos, pos.to_move(), &sl, inner, &mut |_| {});
+            if let Some((mv, win)) = decided_move(&out, legal, loss_is_lost) {
+                *decided.lock().unwrap_or_else(|e| e.into_inner()) =
+                    Some((mv, win, out.stats.nodes));
+                inner.store(true, Ordering::Relaxed);
+            }
+        });
+        let proven = || *decided.lock().unwrap_or_else(|e| e.into_inner());
+        let mut relay = |e: &SearchEvent| match (e, proven()) {
+            (SearchEvent::Analysis { .. }, Some((mv, win, n))) => {
+                on_event(&SearchEvent::Analysis {
+                    nodes: n,
+                    candidates: vec![proven_candidate(mv, win, n)],
+                })
+            }
+            _ => on_event(e),
+        };
+        let r = player.search(game, limits, inner, &mut relay);
+        if limits.nodes.is_none() {
+            inner.store(true, Ordering::Relaxed);
+        }
+        let _ = solver_thread.join();
+        done.store(true, Ordering::Relaxed);
+        match proven() {
+            Some((mv, win, n)) => {
+                relay(&SearchEvent::Analysis {
+                    nodes: n,
+                    candidates: Vec::new(),
+                });
+                decided_result(game, mv, win, n)
+            }
+            None => r,
+        }
+    })
+}
+
+/// One solve of the side to move as a search result: the proof's move and `proven` for a
+/// win, the prover's loss (the opponent wins, or at best a draw) for a disproof, the best
+/// move so far when unknown (`pcn-solve`).
+pub fn solve_once<G: SolverGame>(
+    solver: &mut dyn Solver<G>,
+    game: &G,
+    limits: &Limits,
+    stop: &AtomicBool,
+) -> SearchResult {
+    let prover = game.to_move();
+    let out = solver.solve(game, prover, limits, stop, &mut |_| {});
+    SearchResult {
+        best: out.best,
+        proven: match out.result {
+            SolveResult::Win => Some(Some(prover)),
+            // Loss: the prover cannot force a win (the opponent wins, or a draw).
+            SolveResult::Loss => Some(Some(prover.opp())),
+            SolveResult::Unknown => None,
+        },
+        nodes: out.stats.nodes,
+        ..SearchResult::default()
+    }
 }
 
 /// A [`Searcher`] that runs a solver first and a fallback player for the rest of the move

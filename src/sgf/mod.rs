@@ -556,3 +556,29 @@ pub fn to_killallgo_with(
     }
     Ok(g)
 }
+
+/// A game whose positions SGF records hold: its `GM` value and how a main line becomes a
+/// position under this game's rules (the front ends' `loadsgf`, `printsgf`).
+pub trait SgfGame: Game {
+    /// SGF `GM` value (1 = Go family, 4 = Gomoku).
+    const GM: u32;
+
+    /// Loads the main line of `tree` up to `max_moves` moves, keeping this game's rules.
+    fn load_sgf(&self, tree: &GameTree, max_moves: usize) -> Result<Self, SgfError>;
+}
+
+impl SgfGame for KillallGo {
+    const GM: u32 = 1;
+
+    fn load_sgf(&self, tree: &GameTree, max_moves: usize) -> Result<Self, SgfError> {
+        to_killallgo_at(tree, max_moves)
+    }
+}
+
+impl SgfGame for Gomoku {
+    const GM: u32 = 4;
+
+    fn load_sgf(&self, tree: &GameTree, max_moves: usize) -> Result<Self, SgfError> {
+        to_gomoku_at(tree, self.rule(), max_moves)
+    }
+}

@@ -35,17 +35,44 @@ use crate::search::{Limits, SearchEvent, SearchResult, Searcher};
 pub const BRAIN_NAME: &str = "pcn";
 
 /// Settings from the command line that shape the brain.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct Options {
     /// Deterministic mode: a node budget per move instead of the clock's soft budget (the
     /// hard deadline still applies as a safety net), no timings in MESSAGE lines, and every
     /// command waits for a running search (STOP and END included), so the output depends
     /// only on the input.
     pub nodes: Option<u64>,
-    /// Table memory cap from `--memory`, in bytes (min'd with `INFO max_memory`).
-    pub memory_bytes: Option<usize>,
+    /// Table memory of the searcher in bytes (`--memory` or the default), set before the
+    /// first command.
+    pub memory_bytes: usize,
+    /// `memory_bytes` came from `--memory`: `INFO max_memory` may only lower it (otherwise
+    /// `INFO max_memory` replaces it).
+    pub memory_given: bool,
     /// Threads from `--threads` (replaced by `INFO thread_num`).
     pub threads: Option<usize>,
+}
+
+impl Options {
+    /// The table memory after `INFO max_memory` `bytes`: it replaces the default, only
+    /// lowers a `--memory` budget, and 0 (no limit) or a negative value leaves the budget.
+    pub fn memory_after_info(&self, bytes: i64) -> usize {
+        match usize::try_from(bytes).ok().filter(|&b| b > 0) {
+            Some(b) if self.memory_given => b.min(self.memory_bytes),
+            Some(b) => b,
+            None => self.memory_bytes,
+        }
+    }
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            nodes: None,
+            memory_bytes: crate::search::DEFAULT_MEMORY_BYTES,
+            memory_given: false,
+            threads: None,
+        }
+    }
 }
 
 /// Most threads `INFO thread_num` may ask for (the command line allows as many).
@@ -188,9 +215,7 @@ pub fn run<W: Write>(
     opts: Options,
 ) -> i32 {
     let engine = Engine::new(searcher);
-    if let Some(b) = opts.memory_bytes {
-        engine.set_memory(b);
-    }
+    engine.set_memory(opts.memory_bytes);
     if let Some(t) = opts.threads {
         engine.set_threads(t);
     }
@@ -564,14 +589,7 @@ impl<W: Write> Session<W> {
             Info::TimeoutMatch(v) => self.tc.match_ms = Some(v.max(0)),
             Info::TimeLeft(v) => self.tc.time_left_ms = Some(v),
             Info::TimeIncrement(v) => self.tc.increment_ms = v.max(0),
-            Info::MaxMemory(v) => {
-                let from_info = usize::try_from(v).ok().filter(|&b| b > 0);
-                let cap = match (from_info, self.opts.memory_bytes) {
-                    (Some(a), Some(b)) => a.min(b),
-                    (a, b) => a.or(b).unwrap_or(0),
-                };
-                self.engine.set_memory(cap);
-            }
+            Info::MaxMemory(v) => self.engine.set_memory(self.opts.memory_after_info(v)),
             Info::GameType(_) | Info::Evaluate(_) | Info::Folder(_) => {}
             Info::Rule(mask) => match Rule::from_gomocup(mask) {
                 Some(r) => self.set_rule(r),
@@ -971,6 +989,22 @@ impl<W: Write> Session<W> {
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn max_memory_replaces_the_default_and_lowers_a_given_budget() {
+        let default = Options::default();
+        assert_eq!(default.memory_bytes, crate::search::DEFAULT_MEMORY_BYTES);
+        assert_eq!(default.memory_after_info(350 << 20), 350 << 20);
+        assert_eq!(default.memory_after_info(0), default.memory_bytes);
+        let given = Options {
+            memory_bytes: 100 << 20,
+            memory_given: true,
+            ..Options::default()
+        };
+        assert_eq!(given.memory_after_info(350 << 20), 100 << 20);
+        assert_eq!(given.memory_after_info(50 << 20), 50 << 20);
+        assert_eq!(given.memory_after_info(-1), 100 << 20);
+    }
 
     /// Runs a script through the protocol in-process and returns stdout.
     fn run_script(script: &str) -> String {

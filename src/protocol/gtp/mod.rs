@@ -18,7 +18,7 @@
 //! deadline) and at the start of every analysis: a proven win plays (shows) the proof's move
 //! with win rate 1, a proven loss in a game without draws the hardest refutation with win
 //! rate 0; otherwise the player (UCT, or the Gomoku player) decides with the rest of the
-//! budget. See [`crate::search::solver_player`]. With `--net`, the solvers (genmove,
+//! budget. See [`crate::engine::solving`] (the tasks) and [`crate::search::solver_player`]. With `--net`, the solvers (genmove,
 //! analysis, `pcn-solve`) use the network heuristic where the model fits the board
 //! (`pcn-net` shows it); the UCT player does not use it.
 //!
@@ -26,41 +26,36 @@
 //! loop.
 
 pub mod analyze;
+pub mod error;
 pub mod game;
 pub mod parse;
 pub mod time;
 
 use std::collections::VecDeque;
 use std::io::Write;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crossbeam::channel::{never, select, Receiver};
 
+pub use self::error::GtpError;
 pub use self::game::GtpGame;
 use self::parse::{preprocess, AnalyzeArgs, AnalyzeKind, Command, KgsTime, Vertex, COMMANDS};
 use self::time::{GtpClock, TimeSystem};
 use super::Input;
 use crate::engine::clock::MovePlan;
-use crate::engine::{Engine, EngineEvent, Task};
+use crate::engine::solving::{self, lock, SharedSolver};
+use crate::engine::{Engine, EngineEvent};
 use crate::game::{Color, Move, MoveError};
 use crate::search::registry::{self, SolverNet};
-use crate::search::solver::{
-    solver_names, SolveResult, Solver, SolverChoice, SolverOptions, AUTO_SOLVER,
-};
-use crate::search::solver_player::{
-    decided_move, decided_result, proven_candidate, solve_then_search, solver_limits, SolverPlay,
-};
+use crate::search::solver::{Solver, SolverChoice, SolverOptions};
+use crate::search::solver_player::SolverPlay;
 use crate::search::uct::{Uct, UctOptions};
 use crate::search::{Candidate, Limits, SearchEvent, SearchResult, Searcher};
 use crate::sgf::GameTree;
 
 /// `name` answer.
 pub const ENGINE_NAME: &str = "pcn";
-
-/// Solver table budget of `pcn-solve` without `--memory`.
-const SOLVE_TABLE_BYTES: usize = 64 << 20;
 
 /// Largest SGF file `loadsgf` reads.
 const MAX_SGF_BYTES: u64 = 16 << 20;
@@ -70,26 +65,13 @@ pub const NO_SOLVER: &str = "none";
 
 /// Reads a GTP solver setting (`--solver`, `pcn-solver`): [`NO_SOLVER`] (`None`), `auto` or
 /// a solver name, any case.
-pub fn parse_solver(name: &str) -> Result<Option<SolverChoice>, String> {
+pub fn parse_solver(name: &str) -> Result<Option<SolverChoice>, GtpError> {
     if name.trim().eq_ignore_ascii_case(NO_SOLVER) {
         return Ok(None);
     }
-    SolverChoice::parse(name).map(Some).map_err(|_| {
-        format!(
-            "unknown solver (expected {AUTO_SOLVER}, {} or {NO_SOLVER})",
-            solver_names().join(", ")
-        )
-    })
-}
-
-/// The genmove/analysis solver, shared with the search tasks (only one of them runs at a
-/// time; the GTP thread replaces or clears it between commands).
-type SharedSolver<G> = Arc<Mutex<Option<Box<dyn Solver<G>>>>>;
-
-/// Locks the shared solver; a panic in an earlier task (caught by the engine) does not
-/// make it unusable.
-fn lock<G: GtpGame>(s: &SharedSolver<G>) -> MutexGuard<'_, Option<Box<dyn Solver<G>>>> {
-    s.lock().unwrap_or_else(|e| e.into_inner())
+    SolverChoice::parse(name)
+        .map(Some)
+        .map_err(|_| GtpError::UnknownSolver)
 }
 
 /// Settings from the command line.
@@ -106,8 +88,9 @@ pub struct Options {
     pub move_time: Duration,
     /// Default `pcn-solve` time.
     pub solve_time: Duration,
-    /// Tree memory cap in bytes (also the solver's table budget).
-    pub memory_bytes: Option<usize>,
+    /// Table memory of each searcher in bytes: the UCT tree, the player's table and the
+    /// solver's table.
+    pub memory_bytes: usize,
     /// The solver of genmove, analysis and `pcn-solve` (`auto`: the game's best); `None`
     /// ([`NO_SOLVER`]): genmove and analysis without a solver, `pcn-solve` with the game's
     /// best.
@@ -125,7 +108,7 @@ impl Default for Options {
             threads: 1,
             move_time: Duration::from_secs(5),
             solve_time: Duration::from_secs(10),
-            memory_bytes: None,
+            memory_bytes: crate::search::DEFAULT_MEMORY_BYTES,
             solver: Some(SolverChoice::Auto),
             net: None,
         }
@@ -149,11 +132,9 @@ pub fn run<G: GtpGame, W: Write>(
         seed: opts.seed,
         ..UctOptions::default()
     })));
-    if let Some(b) = opts.memory_bytes {
-        engine.set_memory(b);
-        if let Some(p) = &player {
-            p.set_memory(b);
-        }
+    engine.set_memory(opts.memory_bytes);
+    if let Some(p) = &player {
+        p.set_memory(opts.memory_bytes);
     }
     let solver = Arc::new(Mutex::new(make_solver::<G>(opts.solver, &opts)));
     let mut gtp = Gtp {
@@ -174,10 +155,18 @@ pub fn run<G: GtpGame, W: Write>(
 /// The table options of the GTP solvers.
 fn solver_options(opts: &Options) -> SolverOptions {
     SolverOptions {
-        memory_bytes: opts.memory_bytes.unwrap_or(SOLVE_TABLE_BYTES),
+        memory_bytes: opts.memory_bytes,
         seed: opts.seed,
         threads: opts.threads.max(1),
         ..SolverOptions::default()
+    }
+}
+
+/// How a genmove or an analysis divides its budget with the configured solver.
+fn solver_play<G: GtpGame>() -> SolverPlay {
+    SolverPlay {
+        share: G::SOLVER_SHARE,
+        loss_is_lost: !G::DRAWS,
     }
 }
 
@@ -206,10 +195,11 @@ struct Gtp<G: GtpGame, W: Write> {
     opts: Options,
 }
 
-type Reply = Result<String, String>;
+/// A handler's answer: the text after `=`, or why it failed (the text after `?`).
+type Reply = Result<String, GtpError>;
 
-fn illegal(_: MoveError) -> String {
-    "illegal move".to_string()
+fn illegal(_: MoveError) -> GtpError {
+    GtpError::IllegalMove
 }
 
 impl<G: GtpGame, W: Write> Gtp<G, W> {
@@ -221,7 +211,7 @@ impl<G: GtpGame, W: Write> Gtp<G, W> {
             };
             match next {
                 Input::Eof => return 0,
-                Input::TooLong { .. } => self.respond(&None, Err("syntax error".into())),
+                Input::TooLong { .. } => self.respond(&None, Err(GtpError::Syntax)),
                 Input::Line { text, at } => {
                     let Some(line) = preprocess(&text) else {
                         continue;
@@ -231,7 +221,7 @@ impl<G: GtpGame, W: Write> Gtp<G, W> {
                     let cmd = match parsed.command {
                         Ok(c) => c,
                         Err(e) => {
-                            self.respond(&id, Err(e.to_string()));
+                            self.respond(&id, Err(e.into()));
                             continue;
                         }
                     };
@@ -255,7 +245,7 @@ impl<G: GtpGame, W: Write> Gtp<G, W> {
     fn respond(&mut self, id: &Option<String>, r: Reply) {
         let (mark, text) = match r {
             Ok(t) => ('=', t),
-            Err(t) => ('?', t),
+            Err(e) => ('?', e.to_string()),
         };
         let id = id.as_deref().unwrap_or("");
         // No blank line may appear inside a response.
@@ -310,7 +300,7 @@ impl<G: GtpGame, W: Write> Gtp<G, W> {
             C::Genmove(color) => self.genmove(color, at, true),
             C::RegGenmove(color) => self.genmove(color, at, false),
             C::Undo => {
-                let n = self.undo.pop().ok_or("cannot undo")?;
+                let n = self.undo.pop().ok_or(GtpError::CannotUndo)?;
                 for _ in 0..n {
                     self.game.undo();
                 }
@@ -337,7 +327,7 @@ impl<G: GtpGame, W: Write> Gtp<G, W> {
                 }
                 Ok(String::new())
             }
-            C::FinalScore => self.game.score_text().ok_or_else(|| "cannot score".into()),
+            C::FinalScore => self.game.score_text().ok_or(GtpError::CannotScore),
             C::SetFreeHandicap(vs) => self.set_free_handicap(&vs),
             C::GoguiAnalyzeCommands => Ok([
                 "string/PCN Solve (10 s)/pcn-solve 10",
@@ -350,7 +340,7 @@ impl<G: GtpGame, W: Write> Gtp<G, W> {
             C::PcnSolver(name) => self.set_solver(name),
             C::PcnNet => Ok(self.net_text()),
             // Handled by the main loop (they need the input channel or end it).
-            C::Quit | C::Analyze(..) => Err("internal error".into()),
+            C::Quit | C::Analyze(..) => Err(GtpError::Internal),
         }
     }
 
@@ -358,7 +348,7 @@ impl<G: GtpGame, W: Write> Gtp<G, W> {
         let g = (w <= 25 && h <= 25)
             .then(|| self.game.resized(w as usize, h as usize))
             .flatten()
-            .ok_or("unacceptable size")?;
+            .ok_or(GtpError::UnacceptableSize)?;
         self.game = g;
         self.undo.clear();
         self.clear_solver();
@@ -432,19 +422,7 @@ impl<G: GtpGame, W: Write> Gtp<G, W> {
         let has_solver = lock(&self.solver).is_some();
         let engine = self.player.as_mut().unwrap_or(&mut self.engine);
         let id = if has_solver {
-            let shared = self.solver.clone();
-            let cfg = SolverPlay {
-                share: G::SOLVER_SHARE,
-                loss_is_lost: !G::DRAWS,
-            };
-            let task: Task<G> = Box::new(move |player, game, limits, stop, on_event| {
-                match lock(&shared).as_mut() {
-                    Some(s) => {
-                        solve_then_search(s.as_mut(), player, &cfg, game, limits, stop, on_event)
-                    }
-                    None => player.search(game, limits, stop, on_event),
-                }
-            });
+            let task = solving::play_task(self.solver.clone(), solver_play::<G>());
             engine.run_task(pos.clone(), limits, hard, task)
         } else {
             engine.search(pos.clone(), limits, hard)
@@ -510,27 +488,11 @@ impl<G: GtpGame, W: Write> Gtp<G, W> {
         let hard = self.opts.nodes.is_none().then_some(hard);
         let pos = self.game.clone();
         // A fresh solver per call: the answer does not depend on earlier searches.
-        let choice = self.opts.solver.unwrap_or_default();
-        let opts = solver_options(&self.opts);
-        let net = self.opts.net.clone();
-        let task: Task<G> = Box::new(move |_player, game, limits, stop, _on_event| {
-            let Ok(mut solver) = registry::build::<G>(choice, &opts, net.as_ref()) else {
-                return SearchResult::default();
-            };
-            let prover = game.to_move();
-            let out = solver.solve(game, prover, limits, stop, &mut |_| {});
-            SearchResult {
-                best: out.best,
-                proven: match out.result {
-                    SolveResult::Win => Some(Some(prover)),
-                    // Loss: the prover cannot force a win (the opponent wins, or a draw).
-                    SolveResult::Loss => Some(Some(prover.opp())),
-                    SolveResult::Unknown => None,
-                },
-                nodes: out.stats.nodes,
-                ..SearchResult::default()
-            }
-        });
+        let task = solving::solve_task::<G>(
+            self.opts.solver.unwrap_or_default(),
+            solver_options(&self.opts),
+            self.opts.net.clone(),
+        );
         let id = self.engine.run_task(pos.clone(), limits, hard, task);
         let r = self.engine.wait(id).unwrap_or_default();
         let mv = |m: Option<Move>| m.map_or_else(|| "pass".to_string(), |m| pos.move_to_gtp(m));
@@ -583,10 +545,8 @@ impl<G: GtpGame, W: Write> Gtp<G, W> {
     }
 
     fn loadsgf(&mut self, file: &str, n: Option<u64>) -> Reply {
-        // GTP's failure text, then why (GUIs show the whole line; one line only).
-        let fail = |why: String| format!("cannot load file: {}", why.replace(['\r', '\n'], " "));
         let io = |e: std::io::Error| {
-            fail(match e.kind() {
+            GtpError::cannot_load(match e.kind() {
                 std::io::ErrorKind::NotFound => "no such file".to_string(),
                 std::io::ErrorKind::PermissionDenied => "permission denied".to_string(),
                 _ => format!("unreadable ({e})"),
@@ -594,13 +554,15 @@ impl<G: GtpGame, W: Write> Gtp<G, W> {
         };
         let meta = std::fs::metadata(file).map_err(io)?;
         if !meta.is_file() {
-            return Err(fail("not a file".into()));
+            return Err(GtpError::cannot_load("not a file"));
         }
         if meta.len() > MAX_SGF_BYTES {
-            return Err(fail(format!("larger than {MAX_SGF_BYTES} bytes")));
+            return Err(GtpError::cannot_load(format!(
+                "larger than {MAX_SGF_BYTES} bytes"
+            )));
         }
         let bytes = std::fs::read(file).map_err(io)?;
-        let tree = GameTree::parse_bytes(&bytes).map_err(|e| fail(e.to_string()))?;
+        let tree = GameTree::parse_bytes(&bytes).map_err(GtpError::cannot_load)?;
         // `loadsgf f n`: the position before move n.
         let max = n.map_or(usize::MAX, |n| {
             n.saturating_sub(1).min(usize::MAX as u64) as usize
@@ -608,7 +570,7 @@ impl<G: GtpGame, W: Write> Gtp<G, W> {
         let g = self
             .game
             .load_sgf(&tree, max)
-            .map_err(|e| fail(e.to_string()))?;
+            .map_err(GtpError::cannot_load)?;
         if let Ok(Some(k)) = tree.komi() {
             self.komi = k as f64;
         }
@@ -620,7 +582,7 @@ impl<G: GtpGame, W: Write> Gtp<G, W> {
 
     fn printsgf(&mut self, file: Option<String>) -> Reply {
         let mut t = GameTree::from_moves(
-            G::SGF_GM,
+            G::GM,
             self.game.width(),
             self.game.height(),
             self.game.record(),
@@ -634,7 +596,7 @@ impl<G: GtpGame, W: Write> Gtp<G, W> {
         let text = t.to_sgf();
         match file {
             Some(f) => {
-                std::fs::write(&f, text).map_err(|_| "cannot save file".to_string())?;
+                std::fs::write(&f, text).map_err(|_| GtpError::CannotSave)?;
                 Ok(String::new())
             }
             None => Ok(text),
@@ -642,9 +604,9 @@ impl<G: GtpGame, W: Write> Gtp<G, W> {
     }
 
     fn set_free_handicap(&mut self, vs: &[Vertex]) -> Reply {
-        let bad = || "bad vertex list".to_string();
+        let bad = || GtpError::BadVertexList;
         if self.game.ply() > 0 || self.empty_points() < self.game.width() * self.game.height() {
-            return Err("board not empty".into());
+            return Err(GtpError::BoardNotEmpty);
         }
         let mut moves = Vec::new();
         for &v in vs {
@@ -692,14 +654,14 @@ impl<G: GtpGame, W: Write> Gtp<G, W> {
     ) {
         let color = args.color.unwrap_or(self.game.to_move());
         let Some(pos) = self.game.with_to_move(color) else {
-            self.respond(id, Err("cannot analyze for this color now".into()));
+            self.respond(id, Err(GtpError::CannotAnalyzeColor));
             return;
         };
         self.write(&format!("={}\n", id.as_deref().unwrap_or("")));
         let interval = Duration::from_millis(args.interval_cs.unwrap_or(50).clamp(1, 1 << 30) * 10);
         let limits = self.opts.nodes.map(Limits::nodes).unwrap_or_default();
         let sid = if lock(&self.solver).is_some() {
-            let task = analyze_task(self.solver.clone());
+            let task = solving::analysis_task(self.solver.clone(), solver_play::<G>());
             self.engine.run_task(pos.clone(), limits, None, task)
         } else {
             self.engine.search(pos.clone(), limits, None)
@@ -745,87 +707,4 @@ impl<G: GtpGame, W: Write> Gtp<G, W> {
         }
         self.write("\n");
     }
-}
-
-/// Sets the solver's stop flag and the relay's end flag when dropped.
-struct StopOnDrop<'a>(&'a AtomicBool, &'a AtomicBool);
-
-impl Drop for StopOnDrop<'_> {
-    fn drop(&mut self) {
-        self.0.store(true, Ordering::Relaxed);
-        self.1.store(true, Ordering::Relaxed);
-    }
-}
-
-/// The analysis task with a solver. The solver runs on a second thread next to the UCT
-/// analysis (so `info` lines start at once), with its share of a node budget or until the
-/// analysis stops. When it decides the root, the UCT search is stopped and the proven move
-/// is reported as the only candidate (win rate 1, or 0 for a proven loss in a game without
-/// draws); the front end repeats that line until new input arrives. Otherwise the UCT
-/// analysis is reported as usual.
-fn analyze_task<G: GtpGame>(shared: SharedSolver<G>) -> Task<G> {
-    Box::new(move |player, game, limits, stop, on_event| {
-        let mut guard = lock(&shared);
-        let Some(solver) = guard.as_mut() else {
-            return player.search(game, limits, stop, on_event);
-        };
-        let mut legal = Vec::new();
-        game.legal_moves(&mut legal);
-        let sl = solver_limits(limits, G::SOLVER_SHARE);
-        // The UCT search and the solver stop on `inner`: set by the front end's stop (relayed
-        // below), by a proof, or (timed mode) when the UCT search ends.
-        let inner = AtomicBool::new(false);
-        let done = AtomicBool::new(false);
-        let decided: Mutex<Option<(Move, bool, u64)>> = Mutex::new(None);
-        let r = std::thread::scope(|sc| {
-            let (inner, done, decided, legal) = (&inner, &done, &decided, &legal);
-            // Ends both helper threads even if the UCT search panics (the engine catches the
-            // panic, but only after the scope has joined its threads).
-            let _guard = StopOnDrop(inner, done);
-            sc.spawn(move || {
-                while !done.load(Ordering::Relaxed) {
-                    if stop.load(Ordering::Relaxed) {
-                        inner.store(true, Ordering::Relaxed);
-                    }
-                    std::thread::sleep(Duration::from_millis(2));
-                }
-            });
-            let pos = game.clone();
-            let solver_thread = sc.spawn(move || {
-                let out = solver.solve(&pos, pos.to_move(), &sl, inner, &mut |_| {});
-                if let Some((mv, win)) = decided_move(&out, legal, !G::DRAWS) {
-                    *decided.lock().unwrap_or_else(|e| e.into_inner()) =
-                        Some((mv, win, out.stats.nodes));
-                    inner.store(true, Ordering::Relaxed);
-                }
-            });
-            let proven = || *decided.lock().unwrap_or_else(|e| e.into_inner());
-            let mut relay = |e: &SearchEvent| match (e, proven()) {
-                (SearchEvent::Analysis { .. }, Some((mv, win, n))) => {
-                    on_event(&SearchEvent::Analysis {
-                        nodes: n,
-                        candidates: vec![proven_candidate(mv, win, n)],
-                    })
-                }
-                _ => on_event(e),
-            };
-            let r = player.search(game, limits, inner, &mut relay);
-            if limits.nodes.is_none() {
-                inner.store(true, Ordering::Relaxed);
-            }
-            let _ = solver_thread.join();
-            done.store(true, Ordering::Relaxed);
-            match proven() {
-                Some((mv, win, n)) => {
-                    relay(&SearchEvent::Analysis {
-                        nodes: n,
-                        candidates: Vec::new(),
-                    });
-                    decided_result(game, mv, win, n)
-                }
-                None => r,
-            }
-        });
-        r
-    })
 }

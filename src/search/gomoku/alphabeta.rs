@@ -26,6 +26,7 @@ use super::{Budget, Limits, SearchEvent, SearchResult, Searcher};
 use crate::game::gomoku::pattern::EMPTY;
 use crate::game::gomoku::{Gomoku, Pattern, Rule};
 use crate::game::{Color, Game, Move, Outcome};
+use crate::search::DEFAULT_MEMORY_BYTES;
 
 /// Score of a won position (minus the distance to the win in plies).
 pub const WIN: i32 = 1_000_000;
@@ -39,8 +40,6 @@ const LEAF_VCF_NODES: u64 = 200;
 const LEAF_VCF_DEPTH: u32 = 12;
 /// Quiet moves from this index on (in search order) get late-move reductions.
 const LMR_FROM: usize = 4;
-/// Default transposition-table memory.
-pub const DEFAULT_MEMORY: usize = 64 << 20;
 
 /// Whether the empty `cell` has a stone within distance two along one of the four lines.
 ///
@@ -330,7 +329,7 @@ impl AlphaBeta {
     pub fn new() -> Self {
         AlphaBeta {
             tt: Vec::new(),
-            memory: DEFAULT_MEMORY,
+            memory: DEFAULT_MEMORY_BYTES,
             stack: (0..=MAX_PLY + 1).map(|_| Vec::with_capacity(64)).collect(),
             history: Vec::new(),
             aborted: false,
@@ -769,7 +768,11 @@ impl Searcher<Gomoku> for AlphaBeta {
     }
 
     fn set_memory(&mut self, bytes: usize) {
-        self.memory = if bytes == 0 { DEFAULT_MEMORY } else { bytes };
+        self.memory = if bytes == 0 {
+            DEFAULT_MEMORY_BYTES
+        } else {
+            bytes
+        };
     }
 
     fn search(

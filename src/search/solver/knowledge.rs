@@ -12,7 +12,9 @@ use crate::game::{Game, Move, Outcome};
 use crate::search::gomoku::threat::{immediate_win, ThreatSolver};
 use crate::search::{Budget, Limits};
 
-/// Which knowledge the solvers use.
+/// The Gomoku knowledge the solvers use: the threat searches (VCF, VCT) with their budgets
+/// and staging, the narrowing's budget, and the pattern policy's share of the static priors.
+/// The MCTS solver's own phase settings are [`super::mcts::MctsPhases`].
 #[derive(Clone, Debug, PartialEq)]
 pub struct Knowledge {
     /// Gomoku: VCF (victory by continuous fours) at every node where the prover is to move;
@@ -56,22 +58,6 @@ pub struct Knowledge {
     /// moves after which the prover, were the defender to pass, has a VCF or VCT within this
     /// many nodes. 0: no second phase.
     pub lambda_nodes: u64,
-    /// MCTS: run only the narrowed search (from the start, with the whole budget), for
-    /// ablations and tests of that phase.
-    pub narrow_only: bool,
-    /// Gomoku, MCTS without a network: the share (0..=1) of the learned pattern policy
-    /// ([`crate::search::gomoku::patpolicy`]) in the static priors of the narrowed phase only (the
-    /// first phase keeps [`Knowledge::patterns`]). The threat scores rank the kept moves
-    /// poorly where the proof needs a quiet one, which the policy ranks better (docs/notebook/
-    /// 2026-11-25-fourteenth-session-pattern-policy-in-narrowed-phase.md).
-    pub narrow_patterns: f32,
-    /// Gomoku, MCTS without a network: weight of a proof-number bias at the root of the
-    /// narrowed phase (PNMax of GPN-MCTS: `w · (1 − (pn − min) / (1 + max − min))` over the
-    /// unsolved root moves, the prover's proof numbers of the narrowed tree, doubled for a
-    /// move leaving one open reply, mostly a four). The reply value rates every forcing line
-    /// alike, so without it the root's visits can stay on one unproven move (docs/notebook/
-    /// 2026-11-26-seventeenth-session-root-pn-bias.md). 0: off.
-    pub root_pn: f32,
 }
 
 impl Default for Knowledge {
@@ -93,9 +79,6 @@ impl Default for Knowledge {
             defence_nodes: 400_000,
             patterns: 0.0,
             lambda_nodes: 1_000,
-            narrow_only: false,
-            narrow_patterns: 0.5,
-            root_pn: 2.0,
         }
     }
 }

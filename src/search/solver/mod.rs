@@ -49,6 +49,7 @@ pub use gpn::PnBias;
 
 pub use heuristic::{CostModel, Evaluation, Heuristic};
 pub use knowledge::{Knowledge, KnowledgeState};
+pub use mcts::MctsPhases;
 
 /// The solvers. A new solver gets a variant here, a row in [`SOLVERS`] and an arm in
 /// [`SolverKind::construct`] (the compiler and a unit test check all three).
@@ -378,10 +379,12 @@ pub enum GhiMode {
 /// Options shared by the solvers. `Default` gives the PCN reference settings.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SolverOptions {
-    /// Transposition-table budget in bytes (0: the default, 256 MiB).
+    /// Transposition-table budget in bytes (0: [`crate::search::DEFAULT_MEMORY_BYTES`]).
     pub memory_bytes: usize,
     /// Domain knowledge (Gomoku threat search).
     pub knowledge: Knowledge,
+    /// MCTS: the phases after the first search (Gomoku's narrowed phase).
+    pub mcts: MctsPhases,
     /// Heuristic when none is plugged in.
     pub heuristic: HeuristicKind,
     /// Graph-history interaction handling (Killall-Go).
@@ -465,6 +468,7 @@ impl Default for SolverOptions {
         SolverOptions {
             memory_bytes: 0,
             knowledge: Knowledge::default(),
+            mcts: MctsPhases::default(),
             heuristic: HeuristicKind::Default,
             ghi: GhiMode::Exact,
             seed: 1,
@@ -491,7 +495,7 @@ impl SolverOptions {
     /// The transposition-table budget in bytes (the default when 0).
     pub fn tt_bytes(&self) -> usize {
         if self.memory_bytes == 0 {
-            256 << 20
+            crate::search::DEFAULT_MEMORY_BYTES
         } else {
             self.memory_bytes
         }
