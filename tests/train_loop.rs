@@ -74,7 +74,10 @@ fn loop_runs_end_to_end_on_a_tiny_network() {
     assert!(h["eval_positions"].as_u64().unwrap() >= 1);
     let count = |d: &std::path::Path| std::fs::read_dir(d).map(|r| r.count()).unwrap_or(0);
     let (raw, kept) = (count(&work.join("eval_raw")), count(&work.join("eval")));
-    assert!(kept >= 1 && kept <= raw, "eval set {kept} of {raw} raw positions");
+    assert!(
+        kept >= 1 && kept <= raw,
+        "eval set {kept} of {raw} raw positions"
+    );
     // The candidate is a loadable PCN of the asked shape; the replay buffer holds the games.
     let cand = Model::load(work.join("candidate")).unwrap();
     assert_eq!(cand.info.kind, NetKind::Pcn { bins: 64 });
