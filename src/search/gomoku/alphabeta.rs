@@ -39,6 +39,18 @@ const LEAF_VCF_NODES: u64 = 200;
 const LEAF_VCF_DEPTH: u32 = 12;
 /// Quiet moves from this index on (in search order) get late-move reductions.
 const LMR_FROM: usize = 4;
+/// `cell_score` of a point where a colour makes an open three (or more) in one line.
+const WEIGHT_THREE: i32 = 100;
+/// Reverse futility: a quiet non-PV node at depth <= this whose static evaluation beats beta
+/// by `RFP_MARGIN` per ply of depth is cut without search.
+const RFP_DEPTH: i32 = 2;
+/// See `RFP_DEPTH` (thousandths of a logit per ply).
+const RFP_MARGIN: i32 = 600;
+/// Futility: at depth <= this, in a quiet node whose static evaluation plus `FUT_MARGIN` per
+/// ply is still at most alpha, moves that make or stop no three are skipped.
+const FUT_DEPTH: i32 = 2;
+/// See `FUT_DEPTH` (thousandths of a logit per ply).
+const FUT_MARGIN: i32 = 600;
 /// Default transposition-table memory.
 pub const DEFAULT_MEMORY: usize = 64 << 20;
 
@@ -72,6 +84,123 @@ fn four_info(p: &[Pattern; 4]) -> (u32, bool) {
     (fours, open)
 }
 
+/// Cell classes of the tuned evaluation: what one more stone of a colour makes at an empty
+/// point, from its four line patterns, strongest first (see [`cell_class`]).
+pub const CELL_CLASSES: usize = 12;
+/// Per-line pattern counts of one colour in the tuned evaluation (F1, B2, F2, B3).
+const LINE_FEATURES: usize = 4;
+/// Features of one colour: its cell classes, then its per-line pattern counts.
+const SIDE_FEATURES: usize = CELL_CLASSES + LINE_FEATURES;
+/// Length of the evaluation feature vector: the side to move's features, the opponent's, then
+/// two threat indicators (see [`eval_features`]).
+pub const EVAL_FEATURES: usize = 2 * SIDE_FEATURES + 2;
+
+/// Weights of the tuned evaluation in thousandths of a logit of the side to move's winning
+/// chance, fitted by `examples/tune_eval.rs` (logistic regression on game results, Texel
+/// style) on positions of pcn's own games; the layout is that of [`eval_features`].
+const EVAL_WEIGHTS: [i32; EVAL_FEATURES] = [
+    0, 0, 3503, 503, 153, 353, 286, 201, 113, -33, 87, -47, 8, -11, 64, -38, 0, -943, -1220, -468,
+    -176, -153, -185, -163, 4, 137, -37, 77, -4, 14, -98, -8, 356, 2179,
+];
+
+/// Class of an empty point for a colour from its four line patterns, strongest first:
+/// 0 five, 1 open four or double four, 2 four-three, 3 four plus a blocked three or open two,
+/// 4 four, 5 double three, 6 open three plus a blocked three or open two, 7 open three,
+/// 8 blocked three plus a blocked three or open two, 9 double open two, 10 blocked three,
+/// 11 open two; `CELL_CLASSES` for none of these.
+#[inline]
+pub fn cell_class(p: &[Pattern; 4]) -> usize {
+    let (mut n5, mut n4o, mut n4, mut n3o, mut n3, mut n2o) = (0, 0, 0, 0, 0, 0);
+    for &x in p {
+        match x {
+            Pattern::F5 => n5 += 1,
+            Pattern::F4 => n4o += 1,
+            Pattern::B4 => n4 += 1,
+            Pattern::F3 => n3o += 1,
+            Pattern::B3 => n3 += 1,
+            Pattern::F2 => n2o += 1,
+            _ => {}
+        }
+    }
+    let plus = n3 + n2o > 0;
+    if n5 > 0 {
+        0
+    } else if n4o > 0 || n4 >= 2 {
+        1
+    } else if n4 == 1 {
+        if n3o > 0 {
+            2
+        } else if plus {
+            3
+        } else {
+            4
+        }
+    } else if n3o >= 2 {
+        5
+    } else if n3o == 1 {
+        if plus {
+            6
+        } else {
+            7
+        }
+    } else if n3 >= 2 || (n3 >= 1 && n2o >= 1) {
+        8
+    } else if n2o >= 2 {
+        9
+    } else if n3 == 1 {
+        10
+    } else if n2o == 1 {
+        11
+    } else {
+        CELL_CLASSES
+    }
+}
+
+/// Adds one empty point's features for one colour (`side` = 0 for the side to move, 1 for
+/// the opponent) to `f`. A point the colour may not play (renju) counts as nothing.
+#[inline]
+fn add_cell_features(f: &mut [i32; EVAL_FEATURES], side: usize, p: &[Pattern; 4], playable: bool) {
+    if !playable {
+        return;
+    }
+    let base = side * SIDE_FEATURES;
+    let c = cell_class(p);
+    if c < CELL_CLASSES {
+        f[base + c] += 1;
+    }
+    for &x in p {
+        let i = match x {
+            Pattern::F1 => 0,
+            Pattern::B2 => 1,
+            Pattern::F2 => 2,
+            Pattern::B3 => 3,
+            _ => continue,
+        };
+        f[base + CELL_CLASSES + i] += 1;
+    }
+}
+
+/// The evaluation features of a position that [`classify`] calls quiet or defensive (`None`
+/// for the others, which the search never evaluates statically): per colour, the number of
+/// empty points near stones in each [`cell_class`] and the per-line counts of F1, B2, F2 and
+/// B3 patterns at them (side to move first); then whether the side to move has a four-three
+/// (or better) point while the opponent has no four point, and whether it has a double-three
+/// point while the opponent has neither a four point nor an open-four threat.
+pub fn eval_features(g: &Gomoku) -> Option<[i32; EVAL_FEATURES]> {
+    let mut out = Vec::new();
+    let mut f = [0; EVAL_FEATURES];
+    match classify_impl(g, &mut out, Some(&mut f)).0 {
+        Tactic::Quiet | Tactic::Defend => Some(f),
+        _ => None,
+    }
+}
+
+/// The tuned evaluation of a feature vector (thousandths of a logit, side to move's view).
+#[inline]
+pub fn tuned_eval(f: &[i32; EVAL_FEATURES]) -> i32 {
+    f.iter().zip(EVAL_WEIGHTS.iter()).map(|(a, b)| a * b).sum()
+}
+
 /// One candidate point with its ordering score.
 #[derive(Copy, Clone, Debug)]
 pub struct Cand {
@@ -83,6 +212,9 @@ pub struct Cand {
     pub my_four: bool,
     /// The opponent would make a four (or five) here: a defence against its threes.
     pub opp_four: bool,
+    /// Either colour would make an open three or more here (a move the low-depth pruning
+    /// never skips).
+    pub tactical: bool,
 }
 
 /// What the tactical classification of a position found.
@@ -113,6 +245,20 @@ pub fn classify(g: &Gomoku, out: &mut Vec<Cand>) -> (Tactic, i32, i32) {
 /// the side to move's four-three / double-three points are close to wins (it moves next),
 /// the opponent's count against it.
 pub fn classify_with(g: &Gomoku, out: &mut Vec<Cand>, threat_eval: bool) -> (Tactic, i32, i32) {
+    if !threat_eval {
+        return classify_impl(g, out, None);
+    }
+    let mut f = [0; EVAL_FEATURES];
+    let (t, _, _) = classify_impl(g, out, Some(&mut f));
+    (t, tuned_eval(&f), 0)
+}
+
+/// [`classify`], filling the evaluation features into `feats` when given.
+fn classify_impl(
+    g: &Gomoku,
+    out: &mut Vec<Cand>,
+    mut feats: Option<&mut [i32; EVAL_FEATURES]>,
+) -> (Tactic, i32, i32) {
     out.clear();
     let me = g.to_move();
     let opp = me.opp();
@@ -123,6 +269,7 @@ pub fn classify_with(g: &Gomoku, out: &mut Vec<Cand>, threat_eval: bool) -> (Tac
             score: 0,
             my_four: false,
             opp_four: true,
+            tactical: true,
         });
         return (Tactic::MustBlock(c), 0, 0);
     }
@@ -135,7 +282,8 @@ pub fn classify_with(g: &Gomoku, out: &mut Vec<Cand>, threat_eval: bool) -> (Tac
     let mut opp_open = false;
     let mut sum_me = 0;
     let mut sum_opp = 0;
-    let (mut me43, mut me33, mut opp43, mut opp33, mut opp_fours) = (0, 0, 0, 0, 0);
+    let (mut me43, mut me33, mut opp_fours) = (0, 0, 0);
+    let opp_renju_black = g.rule() == Rule::Renju && opp == Color::Black;
     for y in 0..h {
         let row = g.cell_of((y * w) as Move);
         for cell in row..row + w {
@@ -171,23 +319,19 @@ pub fn classify_with(g: &Gomoku, out: &mut Vec<Cand>, threat_eval: bool) -> (Tac
             let b = cell_score(g, cell, opp);
             sum_me += a;
             sum_opp += b;
-            if threat_eval {
+            if let Some(f) = feats.as_deref_mut() {
                 if of > 0 {
                     opp_fours += 1;
                 }
-                // cell_score adds 1000 for a four-three, 400 for a double three.
-                if b >= 1000 {
-                    opp43 += 1;
-                } else if b >= 400 {
-                    opp33 += 1;
+                let (cm, co) = (cell_class(&pm), cell_class(&po));
+                if !forbidden && cm <= 2 {
+                    me43 += 1;
+                } else if !forbidden && cm == 5 {
+                    me33 += 1;
                 }
-                if !forbidden {
-                    if a >= 1000 {
-                        me43 += 1;
-                    } else if a >= 400 {
-                        me33 += 1;
-                    }
-                }
+                add_cell_features(f, 0, &pm, !forbidden);
+                let opp_forbidden = opp_renju_black && co < CELL_CLASSES && g.is_forbidden(cell);
+                add_cell_features(f, 1, &po, !opp_forbidden);
             }
             if forbidden {
                 continue;
@@ -197,6 +341,7 @@ pub fn classify_with(g: &Gomoku, out: &mut Vec<Cand>, threat_eval: bool) -> (Tac
                 score: a * 10 + b * 9,
                 my_four: mf > 0,
                 opp_four: of > 0 || po.contains(&Pattern::F5),
+                tactical: mf > 0 || of > 0 || a >= WEIGHT_THREE || b >= WEIGHT_THREE,
             });
         }
     }
@@ -214,15 +359,11 @@ pub fn classify_with(g: &Gomoku, out: &mut Vec<Cand>, threat_eval: bool) -> (Tac
     if let Some(c) = my_open.filter(|_| !caro) {
         return (Tactic::WinIn3(c), sum_me, sum_opp);
     }
-    if threat_eval {
+    if let Some(f) = feats {
         if opp_fours == 0 {
-            if me43 > 0 {
-                sum_me += 6000;
-            } else if me33 > 0 && !opp_open {
-                sum_me += 2500;
-            }
+            f[2 * SIDE_FEATURES] = i32::from(me43 > 0);
+            f[2 * SIDE_FEATURES + 1] = i32::from(me43 == 0 && me33 > 0 && !opp_open);
         }
-        sum_opp += 1500 * opp43.min(2) + 600 * opp33.min(2);
     }
     if opp_open {
         out.retain(|c| c.my_four || c.opp_four);
@@ -463,9 +604,24 @@ impl AlphaBeta {
             self.stack[ply] = cands;
             return static_eval(sum_me, sum_opp);
         }
-        self.order(&mut cands, tt_cell);
         let quiet = matches!(tactic, Tactic::Quiet);
-        let truncated = quiet && cands.len() > self.width;
+        let eval = sum_me;
+        let non_pv = beta0 - alpha == 1;
+        if quiet
+            && non_pv
+            && depth <= RFP_DEPTH
+            && beta0.abs() < WIN_THRESHOLD
+            && eval - RFP_MARGIN * depth >= beta0
+        {
+            self.stack[ply] = cands;
+            return eval;
+        }
+        let futile = quiet
+            && depth <= FUT_DEPTH
+            && alpha.abs() < WIN_THRESHOLD
+            && eval + FUT_MARGIN * depth <= alpha;
+        self.order(&mut cands, tt_cell);
+        let mut truncated = quiet && cands.len() > self.width;
         if truncated {
             cands.truncate(self.width);
         }
@@ -473,6 +629,10 @@ impl AlphaBeta {
         let mut best_cell = NO_CELL;
         let mut flag = UPPER;
         for (i, c) in cands.iter().enumerate() {
+            if futile && i > 0 && !c.tactical {
+                truncated = true;
+                continue;
+            }
             let m = g.move_of(c.cell);
             g.play_unchecked(m);
             let score = match g.outcome() {
