@@ -4,6 +4,9 @@
 //!
 //! ```sh
 //! cargo run --release --example tune_eval -- GAMES.sgf...
+//! # the games behind the shipped weights:
+//! zcat docs/data/eval-tuning-games.sgf.gz > /tmp/games.sgf
+//! cargo run --release --example tune_eval -- /tmp/games.sgf
 //! ```
 //!
 //! Input: c-gomoku-cli SGF files (`scripts/gauntlet.sh` writes them), freestyle games
@@ -117,8 +120,9 @@ fn main() {
     let mut w = vec![0.0; EVAL_FEATURES];
     let mut b = 0.0;
     let (mut m, mut v) = (vec![0.0; EVAL_FEATURES + 1], vec![0.0; EVAL_FEATURES + 1]);
-    let lr = 0.01;
     for step in 1..=4000 {
+        // Decaying step size: fast at first, settled at the end.
+        let lr = 0.01 * (1.0 - step as f64 / 4400.0);
         let mut grad = vec![0.0; EVAL_FEATURES + 1];
         for x in samples.iter().filter(|x| !x.test) {
             let z: f64 = x.f.iter().zip(&w).map(|(a, c)| a * c).sum::<f64>() + b;

@@ -340,9 +340,10 @@ fn tuned_evaluation_sees_threes_and_tactics() {
     assert!(tuned_eval(&f) < 0, "White faces an open three");
     let black_to_move = game(Rule::Freestyle, "H8 A1 J8 A15 K8 O1");
     assert_eq!(eval_features(&black_to_move), None);
-    // An open two for the side to move against nothing is better than the reverse.
-    let mine = game(Rule::Freestyle, "A1 H8 A15 J8 O1");
-    let theirs = game(Rule::Freestyle, "H8 A1 J8 A15");
+    // The same stones with the colours swapped, Black to move in both: Black's own open two
+    // (against two corner stones) is better for it than White's.
+    let mine = game(Rule::Freestyle, "H8 A1 J8 A15");
+    let theirs = game(Rule::Freestyle, "A1 H8 A15 J8");
     let (a, b) = (
         eval_features(&mine).unwrap(),
         eval_features(&theirs).unwrap(),

@@ -89,8 +89,12 @@ fn four_info(p: &[Pattern; 4]) -> (u32, bool) {
 pub const CELL_CLASSES: usize = 12;
 /// Per-line pattern counts of one colour in the tuned evaluation (F1, B2, F2, B3).
 const LINE_FEATURES: usize = 4;
-/// Features of one colour: its cell classes, then its per-line pattern counts.
-const SIDE_FEATURES: usize = CELL_CLASSES + LINE_FEATURES;
+/// Cell classes (2..2 + this) that also get a presence indicator: the first point of a
+/// class is worth more than each further one.
+const PRESENCE_FEATURES: usize = 7;
+/// Features of one colour: its cell classes, its per-line pattern counts, then whether it has
+/// a point of each class from four-three to blocked three plus.
+const SIDE_FEATURES: usize = CELL_CLASSES + LINE_FEATURES + PRESENCE_FEATURES;
 /// Length of the evaluation feature vector: the side to move's features, the opponent's, then
 /// two threat indicators (see [`eval_features`]).
 pub const EVAL_FEATURES: usize = 2 * SIDE_FEATURES + 2;
@@ -99,8 +103,9 @@ pub const EVAL_FEATURES: usize = 2 * SIDE_FEATURES + 2;
 /// chance, fitted by `examples/tune_eval.rs` (logistic regression on game results, Texel
 /// style) on positions of pcn's own games; the layout is that of [`eval_features`].
 const EVAL_WEIGHTS: [i32; EVAL_FEATURES] = [
-    0, 0, 3503, 503, 153, 353, 286, 201, 113, -33, 87, -47, 8, -11, 64, -38, 0, -943, -1220, -468,
-    -176, -153, -185, -163, 4, 137, -37, 77, -4, 14, -98, -8, 356, 2179,
+    0, 0, 1984, 538, 201, 165, 200, 152, -3, -25, -29, -39, 1, 16, 40, 64, 1835, -156, 102, 313,
+    550, 251, 195, 0, -1031, -1338, -478, -296, 18, -126, -106, 48, 126, 28, 74, 0, -14, -71, -63,
+    -49, 135, 258, -374, -597, -167, 68, 237, 2310,
 ];
 
 /// Class of an empty point for a colour from its four line patterns, strongest first:
@@ -182,10 +187,11 @@ fn add_cell_features(f: &mut [i32; EVAL_FEATURES], side: usize, p: &[Pattern; 4]
 
 /// The evaluation features of a position that [`classify`] calls quiet or defensive (`None`
 /// for the others, which the search never evaluates statically): per colour, the number of
-/// empty points near stones in each [`cell_class`] and the per-line counts of F1, B2, F2 and
-/// B3 patterns at them (side to move first); then whether the side to move has a four-three
-/// (or better) point while the opponent has no four point, and whether it has a double-three
-/// point while the opponent has neither a four point nor an open-four threat.
+/// empty points near stones in each [`cell_class`], the per-line counts of F1, B2, F2 and B3
+/// patterns at them, and whether it has any point of classes 2 to 8 (side to move first);
+/// then whether the side to move has a four-three (or better) point while the opponent has
+/// no four point, and whether it has a double-three point while the opponent has neither a
+/// four point nor an open-four threat.
 pub fn eval_features(g: &Gomoku) -> Option<[i32; EVAL_FEATURES]> {
     let mut out = Vec::new();
     let mut f = [0; EVAL_FEATURES];
@@ -360,6 +366,12 @@ fn classify_impl(
         return (Tactic::WinIn3(c), sum_me, sum_opp);
     }
     if let Some(f) = feats {
+        for side in 0..2 {
+            let base = side * SIDE_FEATURES;
+            for k in 0..PRESENCE_FEATURES {
+                f[base + CELL_CLASSES + LINE_FEATURES + k] = i32::from(f[base + 2 + k] > 0);
+            }
+        }
         if opp_fours == 0 {
             f[2 * SIDE_FEATURES] = i32::from(me43 > 0);
             f[2 * SIDE_FEATURES + 1] = i32::from(me43 == 0 && me33 > 0 && !opp_open);
