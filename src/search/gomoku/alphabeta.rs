@@ -828,7 +828,7 @@ impl AlphaBeta {
         let own = if caro {
             &[][..]
         } else {
-            &[(false, 10, 40), (true, 15, 10)][..]
+            &[(false, 10, 40), (true, 6, 10)][..]
         };
         for &(vct, pct, depth) in own {
             let l = share(pct, 300_000, budget);
