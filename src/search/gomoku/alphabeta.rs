@@ -218,8 +218,8 @@ pub struct Cand {
     pub my_four: bool,
     /// The opponent would make a four (or five) here: a defence against its threes.
     pub opp_four: bool,
-    /// Either colour would make an open three or more here (a move the low-depth pruning
-    /// never skips).
+    /// Either colour would make a four here, or patterns worth an open three or more in the
+    /// greedy score (a move the low-depth pruning never skips).
     pub tactical: bool,
 }
 
@@ -247,11 +247,11 @@ pub fn classify(g: &Gomoku, out: &mut Vec<Cand>) -> (Tactic, i32, i32) {
     classify_with(g, out, false)
 }
 
-/// [`classify`], optionally adding threat-combination bonuses to the evaluation terms:
-/// the side to move's four-three / double-three points are close to wins (it moves next),
-/// the opponent's count against it.
-pub fn classify_with(g: &Gomoku, out: &mut Vec<Cand>, threat_eval: bool) -> (Tactic, i32, i32) {
-    if !threat_eval {
+/// [`classify`], or with `tuned` the tactic and the tuned evaluation of the side to move
+/// ([`eval_features`], [`tuned_eval`]) in place of the two pattern sums (then the second
+/// term is 0).
+pub fn classify_with(g: &Gomoku, out: &mut Vec<Cand>, tuned: bool) -> (Tactic, i32, i32) {
+    if !tuned {
         return classify_impl(g, out, None);
     }
     let mut f = [0; EVAL_FEATURES];
@@ -617,6 +617,8 @@ impl AlphaBeta {
             return static_eval(sum_me, sum_opp);
         }
         let quiet = matches!(tactic, Tactic::Quiet);
+        // The tuned evaluation; a leaf returns `static_eval` of it, 1.5 times as much, so
+        // the futility margins below are in the same units as the leaves' scores / 1.5.
         let eval = sum_me;
         let non_pv = beta0 - alpha == 1;
         if quiet
