@@ -303,3 +303,50 @@ fn renju_lost_position_still_legal() {
         assert_eq!(r.proven, Some(Some(Color::White)));
     }
 }
+
+#[test]
+fn cell_classes_from_line_patterns() {
+    use pcn::search::gomoku::alphabeta::{cell_class, CELL_CLASSES};
+    use Pattern::*;
+    let cases = [
+        ([F5, Dead, Dead, Dead], 0),
+        ([B4, B4, Dead, Dead], 1),
+        ([F4, F1, Dead, Dead], 1),
+        ([B4, F3, B1, Dead], 2),
+        ([B4, F2, Dead, Dead], 3),
+        ([B4, B2, Dead, Dead], 4),
+        ([F3, F3, Dead, Dead], 5),
+        ([F3, B3, Dead, Dead], 6),
+        ([F3, F1, B2, Dead], 7),
+        ([B3, F2, Dead, Dead], 8),
+        ([F2, F2, B1, Dead], 9),
+        ([B3, B2, Dead, Dead], 10),
+        ([F2, B2, Dead, Dead], 11),
+        ([B2, F1, B1, Dead], CELL_CLASSES),
+    ];
+    for (p, want) in cases {
+        assert_eq!(cell_class(&p), want, "{p:?}");
+    }
+}
+
+#[test]
+fn tuned_evaluation_sees_threes_and_tactics() {
+    use pcn::search::gomoku::alphabeta::{eval_features, tuned_eval};
+    // Black has an open three and White only scattered stones; with White to move the
+    // position is a defence (White must answer the three), with Black to move it is a win in
+    // three plies: no static evaluation.
+    let white_to_move = game(Rule::Freestyle, "H8 A1 J8 A15 K8");
+    let f = eval_features(&white_to_move).expect("a defence is evaluated");
+    assert!(tuned_eval(&f) < 0, "White faces an open three");
+    let black_to_move = game(Rule::Freestyle, "H8 A1 J8 A15 K8 O1");
+    assert_eq!(eval_features(&black_to_move), None);
+    // The same stones with the colours swapped, Black to move in both: Black's own open two
+    // (against two corner stones) is better for it than White's.
+    let mine = game(Rule::Freestyle, "H8 A1 J8 A15");
+    let theirs = game(Rule::Freestyle, "A1 H8 A15 J8");
+    let (a, b) = (
+        eval_features(&mine).unwrap(),
+        eval_features(&theirs).unwrap(),
+    );
+    assert!(tuned_eval(&a) > tuned_eval(&b), "{a:?} vs {b:?}");
+}

@@ -40,6 +40,18 @@ const LEAF_VCF_NODES: u64 = 200;
 const LEAF_VCF_DEPTH: u32 = 12;
 /// Quiet moves from this index on (in search order) get late-move reductions.
 const LMR_FROM: usize = 4;
+/// `cell_score` of a point where a colour makes an open three (or more) in one line.
+const WEIGHT_THREE: i32 = 100;
+/// Reverse futility: a quiet non-PV node at depth <= this whose static evaluation beats beta
+/// by `RFP_MARGIN` per ply of depth is cut without search.
+const RFP_DEPTH: i32 = 2;
+/// See `RFP_DEPTH` (thousandths of a logit per ply).
+const RFP_MARGIN: i32 = 600;
+/// Futility: at depth <= this, in a quiet node whose static evaluation plus `FUT_MARGIN` per
+/// ply is still at most alpha, moves that make or stop no three are skipped.
+const FUT_DEPTH: i32 = 2;
+/// See `FUT_DEPTH` (thousandths of a logit per ply).
+const FUT_MARGIN: i32 = 600;
 
 /// Whether the empty `cell` has a stone within distance two along one of the four lines.
 ///
@@ -71,6 +83,129 @@ fn four_info(p: &[Pattern; 4]) -> (u32, bool) {
     (fours, open)
 }
 
+/// Cell classes of the tuned evaluation: what one more stone of a colour makes at an empty
+/// point, from its four line patterns, strongest first (see [`cell_class`]).
+pub const CELL_CLASSES: usize = 12;
+/// Per-line pattern counts of one colour in the tuned evaluation (F1, B2, F2, B3).
+const LINE_FEATURES: usize = 4;
+/// Cell classes (2..2 + this) that also get a presence indicator: the first point of a
+/// class is worth more than each further one.
+const PRESENCE_FEATURES: usize = 7;
+/// Features of one colour: its cell classes, its per-line pattern counts, then whether it has
+/// a point of each class from four-three to blocked three plus.
+const SIDE_FEATURES: usize = CELL_CLASSES + LINE_FEATURES + PRESENCE_FEATURES;
+/// Length of the evaluation feature vector: the side to move's features, the opponent's, then
+/// two threat indicators (see [`eval_features`]).
+pub const EVAL_FEATURES: usize = 2 * SIDE_FEATURES + 2;
+
+/// Weights of the tuned evaluation in thousandths of a logit of the side to move's winning
+/// chance, fitted by `examples/tune_eval.rs` (logistic regression on game results, Texel
+/// style) on positions of pcn's own games; the layout is that of [`eval_features`].
+const EVAL_WEIGHTS: [i32; EVAL_FEATURES] = [
+    0, 0, 1984, 538, 201, 165, 200, 152, -3, -25, -29, -39, 1, 16, 40, 64, 1835, -156, 102, 313,
+    550, 251, 195, 0, -1031, -1338, -478, -296, 18, -126, -106, 48, 126, 28, 74, 0, -14, -71, -63,
+    -49, 135, 258, -374, -597, -167, 68, 237, 2310,
+];
+
+/// Class of an empty point for a colour from its four line patterns, strongest first:
+/// 0 five, 1 open four or double four, 2 four-three, 3 four plus a blocked three or open two,
+/// 4 four, 5 double three, 6 open three plus a blocked three or open two, 7 open three,
+/// 8 blocked three plus a blocked three or open two, 9 double open two, 10 blocked three,
+/// 11 open two; `CELL_CLASSES` for none of these.
+#[inline]
+pub fn cell_class(p: &[Pattern; 4]) -> usize {
+    let (mut n5, mut n4o, mut n4, mut n3o, mut n3, mut n2o) = (0, 0, 0, 0, 0, 0);
+    for &x in p {
+        match x {
+            Pattern::F5 => n5 += 1,
+            Pattern::F4 => n4o += 1,
+            Pattern::B4 => n4 += 1,
+            Pattern::F3 => n3o += 1,
+            Pattern::B3 => n3 += 1,
+            Pattern::F2 => n2o += 1,
+            _ => {}
+        }
+    }
+    let plus = n3 + n2o > 0;
+    if n5 > 0 {
+        0
+    } else if n4o > 0 || n4 >= 2 {
+        1
+    } else if n4 == 1 {
+        if n3o > 0 {
+            2
+        } else if plus {
+            3
+        } else {
+            4
+        }
+    } else if n3o >= 2 {
+        5
+    } else if n3o == 1 {
+        if plus {
+            6
+        } else {
+            7
+        }
+    } else if n3 >= 2 || (n3 >= 1 && n2o >= 1) {
+        8
+    } else if n2o >= 2 {
+        9
+    } else if n3 == 1 {
+        10
+    } else if n2o == 1 {
+        11
+    } else {
+        CELL_CLASSES
+    }
+}
+
+/// Adds one empty point's features for one colour (`side` = 0 for the side to move, 1 for
+/// the opponent) to `f`. A point the colour may not play (renju) counts as nothing.
+#[inline]
+fn add_cell_features(f: &mut [i32; EVAL_FEATURES], side: usize, p: &[Pattern; 4], playable: bool) {
+    if !playable {
+        return;
+    }
+    let base = side * SIDE_FEATURES;
+    let c = cell_class(p);
+    if c < CELL_CLASSES {
+        f[base + c] += 1;
+    }
+    for &x in p {
+        let i = match x {
+            Pattern::F1 => 0,
+            Pattern::B2 => 1,
+            Pattern::F2 => 2,
+            Pattern::B3 => 3,
+            _ => continue,
+        };
+        f[base + CELL_CLASSES + i] += 1;
+    }
+}
+
+/// The evaluation features of a position that [`classify`] calls quiet or defensive (`None`
+/// for the others, which the search never evaluates statically): per colour, the number of
+/// empty points near stones in each [`cell_class`], the per-line counts of F1, B2, F2 and B3
+/// patterns at them, and whether it has any point of classes 2 to 8 (side to move first);
+/// then whether the side to move has a four-three (or better) point while the opponent has
+/// no four point, and whether it has a double-three point while the opponent has neither a
+/// four point nor an open-four threat.
+pub fn eval_features(g: &Gomoku) -> Option<[i32; EVAL_FEATURES]> {
+    let mut out = Vec::new();
+    let mut f = [0; EVAL_FEATURES];
+    match classify_impl(g, &mut out, Some(&mut f)).0 {
+        Tactic::Quiet | Tactic::Defend => Some(f),
+        _ => None,
+    }
+}
+
+/// The tuned evaluation of a feature vector (thousandths of a logit, side to move's view).
+#[inline]
+pub fn tuned_eval(f: &[i32; EVAL_FEATURES]) -> i32 {
+    f.iter().zip(EVAL_WEIGHTS.iter()).map(|(a, b)| a * b).sum()
+}
+
 /// One candidate point with its ordering score.
 #[derive(Copy, Clone, Debug)]
 pub struct Cand {
@@ -82,6 +217,9 @@ pub struct Cand {
     pub my_four: bool,
     /// The opponent would make a four (or five) here: a defence against its threes.
     pub opp_four: bool,
+    /// Either colour would make a four here, or patterns worth an open three or more in the
+    /// greedy score (a move the low-depth pruning never skips).
+    pub tactical: bool,
 }
 
 /// What the tactical classification of a position found.
@@ -108,10 +246,24 @@ pub fn classify(g: &Gomoku, out: &mut Vec<Cand>) -> (Tactic, i32, i32) {
     classify_with(g, out, false)
 }
 
-/// [`classify`], optionally adding threat-combination bonuses to the evaluation terms:
-/// the side to move's four-three / double-three points are close to wins (it moves next),
-/// the opponent's count against it.
-pub fn classify_with(g: &Gomoku, out: &mut Vec<Cand>, threat_eval: bool) -> (Tactic, i32, i32) {
+/// [`classify`], or with `tuned` the tactic and the tuned evaluation of the side to move
+/// ([`eval_features`], [`tuned_eval`]) in place of the two pattern sums (then the second
+/// term is 0).
+pub fn classify_with(g: &Gomoku, out: &mut Vec<Cand>, tuned: bool) -> (Tactic, i32, i32) {
+    if !tuned {
+        return classify_impl(g, out, None);
+    }
+    let mut f = [0; EVAL_FEATURES];
+    let (t, _, _) = classify_impl(g, out, Some(&mut f));
+    (t, tuned_eval(&f), 0)
+}
+
+/// [`classify`], filling the evaluation features into `feats` when given.
+fn classify_impl(
+    g: &Gomoku,
+    out: &mut Vec<Cand>,
+    mut feats: Option<&mut [i32; EVAL_FEATURES]>,
+) -> (Tactic, i32, i32) {
     out.clear();
     let me = g.to_move();
     let opp = me.opp();
@@ -122,6 +274,7 @@ pub fn classify_with(g: &Gomoku, out: &mut Vec<Cand>, threat_eval: bool) -> (Tac
             score: 0,
             my_four: false,
             opp_four: true,
+            tactical: true,
         });
         return (Tactic::MustBlock(c), 0, 0);
     }
@@ -134,7 +287,8 @@ pub fn classify_with(g: &Gomoku, out: &mut Vec<Cand>, threat_eval: bool) -> (Tac
     let mut opp_open = false;
     let mut sum_me = 0;
     let mut sum_opp = 0;
-    let (mut me43, mut me33, mut opp43, mut opp33, mut opp_fours) = (0, 0, 0, 0, 0);
+    let (mut me43, mut me33, mut opp_fours) = (0, 0, 0);
+    let opp_renju_black = g.rule() == Rule::Renju && opp == Color::Black;
     for y in 0..h {
         let row = g.cell_of((y * w) as Move);
         for cell in row..row + w {
@@ -170,23 +324,19 @@ pub fn classify_with(g: &Gomoku, out: &mut Vec<Cand>, threat_eval: bool) -> (Tac
             let b = cell_score(g, cell, opp);
             sum_me += a;
             sum_opp += b;
-            if threat_eval {
+            if let Some(f) = feats.as_deref_mut() {
                 if of > 0 {
                     opp_fours += 1;
                 }
-                // cell_score adds 1000 for a four-three, 400 for a double three.
-                if b >= 1000 {
-                    opp43 += 1;
-                } else if b >= 400 {
-                    opp33 += 1;
+                let (cm, co) = (cell_class(&pm), cell_class(&po));
+                if !forbidden && cm <= 2 {
+                    me43 += 1;
+                } else if !forbidden && cm == 5 {
+                    me33 += 1;
                 }
-                if !forbidden {
-                    if a >= 1000 {
-                        me43 += 1;
-                    } else if a >= 400 {
-                        me33 += 1;
-                    }
-                }
+                add_cell_features(f, 0, &pm, !forbidden);
+                let opp_forbidden = opp_renju_black && co < CELL_CLASSES && g.is_forbidden(cell);
+                add_cell_features(f, 1, &po, !opp_forbidden);
             }
             if forbidden {
                 continue;
@@ -196,6 +346,7 @@ pub fn classify_with(g: &Gomoku, out: &mut Vec<Cand>, threat_eval: bool) -> (Tac
                 score: a * 10 + b * 9,
                 my_four: mf > 0,
                 opp_four: of > 0 || po.contains(&Pattern::F5),
+                tactical: mf > 0 || of > 0 || a >= WEIGHT_THREE || b >= WEIGHT_THREE,
             });
         }
     }
@@ -213,15 +364,17 @@ pub fn classify_with(g: &Gomoku, out: &mut Vec<Cand>, threat_eval: bool) -> (Tac
     if let Some(c) = my_open.filter(|_| !caro) {
         return (Tactic::WinIn3(c), sum_me, sum_opp);
     }
-    if threat_eval {
-        if opp_fours == 0 {
-            if me43 > 0 {
-                sum_me += 6000;
-            } else if me33 > 0 && !opp_open {
-                sum_me += 2500;
+    if let Some(f) = feats {
+        for side in 0..2 {
+            let base = side * SIDE_FEATURES;
+            for k in 0..PRESENCE_FEATURES {
+                f[base + CELL_CLASSES + LINE_FEATURES + k] = i32::from(f[base + 2 + k] > 0);
             }
         }
-        sum_opp += 1500 * opp43.min(2) + 600 * opp33.min(2);
+        if opp_fours == 0 {
+            f[2 * SIDE_FEATURES] = i32::from(me43 > 0);
+            f[2 * SIDE_FEATURES + 1] = i32::from(me43 == 0 && me33 > 0 && !opp_open);
+        }
     }
     if opp_open {
         out.retain(|c| c.my_four || c.opp_four);
@@ -462,9 +615,26 @@ impl AlphaBeta {
             self.stack[ply] = cands;
             return static_eval(sum_me, sum_opp);
         }
-        self.order(&mut cands, tt_cell);
         let quiet = matches!(tactic, Tactic::Quiet);
-        let truncated = quiet && cands.len() > self.width;
+        // The tuned evaluation; a leaf returns `static_eval` of it, 1.5 times as much, so
+        // the futility margins below are in the same units as the leaves' scores / 1.5.
+        let eval = sum_me;
+        let non_pv = beta0 - alpha == 1;
+        if quiet
+            && non_pv
+            && depth <= RFP_DEPTH
+            && beta0.abs() < WIN_THRESHOLD
+            && eval - RFP_MARGIN * depth >= beta0
+        {
+            self.stack[ply] = cands;
+            return eval;
+        }
+        let futile = quiet
+            && depth <= FUT_DEPTH
+            && alpha.abs() < WIN_THRESHOLD
+            && eval + FUT_MARGIN * depth <= alpha;
+        self.order(&mut cands, tt_cell);
+        let mut truncated = quiet && cands.len() > self.width;
         if truncated {
             cands.truncate(self.width);
         }
@@ -472,6 +642,10 @@ impl AlphaBeta {
         let mut best_cell = NO_CELL;
         let mut flag = UPPER;
         for (i, c) in cands.iter().enumerate() {
+            if futile && i > 0 && !c.tactical {
+                truncated = true;
+                continue;
+            }
             let m = g.move_of(c.cell);
             g.play_unchecked(m);
             let score = match g.outcome() {
@@ -655,7 +829,7 @@ impl AlphaBeta {
         let own = if caro {
             &[][..]
         } else {
-            &[(false, 10, 40), (true, 15, 10)][..]
+            &[(false, 10, 40), (true, 6, 10)][..]
         };
         for &(vct, pct, depth) in own {
             let l = share(pct, 300_000, budget);
