@@ -9,9 +9,9 @@
 #   bash scripts/device_train.sh --dry-run                  # here: tiny, CPU, checks the wiring
 #
 # Needs: .device/pcn (make device-bundle), optionally .device/train/*.rec.gz (older records
-# of our own self-play; never the paper's data), PyTorch. Writes under $OUT: the exported
-# networks (as .tgz, since only files directly under $OUT come back), the training logs and
-# a summary.
+# of our own self-play; never the paper's data), PyTorch. Writes under $OUT: burst.tgz (the
+# exported networks and the training logs: only files directly under $OUT come back) and
+# train_summary.md.
 set -u -o pipefail
 
 DRY=0

@@ -74,10 +74,9 @@ def gate(a, net, eval_dir):
 def keep_proven_hard(a, raw_dir, eval_dir):
     """Fills eval_dir with the positions of raw_dir that a reference solve without a network
     proves within --eval-ref-nodes but not in fewer than --eval-min-nodes nodes. A position
-    9 plies before the end of a won self-play game is often proved in one node, and often
-    not a win at all (the loser defended badly): a gate of such positions scored the paper's
-    network like ours. Proven and non-trivial positions are where a network's guidance shows
-    as nodes saved."""
+    near the end of a won self-play game is often proved in one node by any solver, or is no
+    win at all (the loser defended badly): neither can tell two networks apart. Proven,
+    non-trivial positions are where a network's guidance shows as nodes saved."""
     files = sorted((f for f in os.listdir(raw_dir) if f.endswith(".sgf")),
                    key=lambda f: (len(f), f))
     cmd = [a.pcn, "--net", "none", "--threads", "1", "--symmetries", "1", "solve",

@@ -77,8 +77,7 @@ extern "C" __global__ void to_act(const float* __restrict__ src, act_t* __restri
 // sc = M). One work item is one (channel group g = k / 9, position m) and writes the 9 rows
 // of its group: the integer divisions that locate m are paid once per 9 elements, and they
 // are 32-bit whenever the item count fits (64-bit division is a long software routine on the
-// GPU and made this kernel several times slower than the GEMM it feeds). Consecutive items
-// are consecutive m, so every row's reads and writes stay coalesced.
+// GPU). Consecutive items are consecutive m, so every row's reads and writes stay coalesced.
 extern "C" __global__ void im2col3x3(const act_t* __restrict__ x, act_t* __restrict__ col,
                                      int n, int cin, int kp, int M, long long sb,
                                      long long sc) {

@@ -52,7 +52,7 @@ use super::dfpn::{Dfpn, DfpnOracle};
 use super::proof;
 use super::tt::{self, LOSS, NO_MOVE, UNKNOWN, WIN};
 use super::{
-    Evaluation, GhiMode, Heuristic, Knowledge, KnowledgeState, ProofTree, SolveEvent, SolveOutcome,
+    GhiMode, Heuristic, Knowledge, KnowledgeState, ProofTree, SolveEvent, SolveOutcome,
     SolveResult, SolveStats, Solver, SolverGame, SolverOptions,
 };
 use crate::game::{Color, Move};
@@ -307,24 +307,14 @@ impl<G: SolverGame> Solver<G> for Mcts<G> {
             let tree = &self.tree;
             let knowledge = staged_knowledge(self.heuristic.learned(), &self.opts.knowledge);
             self.know.opts = knowledge.clone();
-            let mut w0 = Worker {
-                heuristic: match &mut self.narrow_heuristic {
+            let mut w0 = Worker::new(
+                match &mut self.narrow_heuristic {
                     Some(h) if phase == 1 => &mut **h,
                     _ => &mut *self.heuristic,
                 },
-                know: std::mem::replace(&mut self.know, KnowledgeState::new(knowledge.clone())),
-                g: game.clone(),
-                eval: vec![Evaluation::default()],
-                moves: Vec::with_capacity(512),
-                order: Vec::with_capacity(512),
-                quick: Vec::new(),
-                wide: false,
-                narrowed: false,
-                defer: false,
-                dmoves: Vec::new(),
-                dwins: Vec::new(),
-                path: Vec::with_capacity(256),
-            };
+                std::mem::replace(&mut self.know, KnowledgeState::new(knowledge.clone())),
+                game.clone(),
+            );
             // The first of two phases runs on one thread: under virtual loss it spreads its
             // visits and takes longer on the problems it solves; the narrowed phase, where
             // the budget goes, gets them all.
@@ -342,21 +332,7 @@ impl<G: SolverGame> Solver<G> for Mcts<G> {
                     let knowledge = knowledge.clone();
                     let g = game.clone();
                     handles.push(scope.spawn(move || {
-                        let mut w = Worker {
-                            heuristic: &mut **f,
-                            know: KnowledgeState::new(knowledge),
-                            g,
-                            eval: vec![Evaluation::default()],
-                            moves: Vec::with_capacity(512),
-                            order: Vec::with_capacity(512),
-                            quick: Vec::new(),
-                            wide: false,
-                            narrowed: false,
-                            defer: false,
-                            dmoves: Vec::new(),
-                            dwins: Vec::new(),
-                            path: Vec::with_capacity(256),
-                        };
+                        let mut w = Worker::new(&mut **f, KnowledgeState::new(knowledge), g);
                         run_worker(&mut w, tree, budget, su, vl, None, root_mover_good);
                         w.know.nodes
                     }));

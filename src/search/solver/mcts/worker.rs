@@ -53,7 +53,26 @@ pub(super) struct Worker<'h, G: SolverGame> {
     pub(super) path: Vec<u32>,
 }
 
-impl<G: SolverGame> Worker<'_, G> {
+impl<'h, G: SolverGame> Worker<'h, G> {
+    /// A worker at `g` (the root) with empty scratch buffers.
+    pub(super) fn new(heuristic: &'h mut dyn Heuristic<G>, know: KnowledgeState, g: G) -> Self {
+        Worker {
+            heuristic,
+            know,
+            g,
+            eval: vec![Evaluation::default()],
+            moves: Vec::with_capacity(512),
+            order: Vec::with_capacity(512),
+            quick: Vec::new(),
+            wide: false,
+            narrowed: false,
+            defer: false,
+            dmoves: Vec::new(),
+            dwins: Vec::new(),
+            path: Vec::with_capacity(256),
+        }
+    }
+
     /// Descends from the root under the lock. On `Leaf::Expand` the path carries virtual
     /// losses and the leaf is pending; `self.g` is at the leaf.
     pub(super) fn descend(&mut self, t: &mut Tree, su: &Setup, vl: bool) -> Leaf {
