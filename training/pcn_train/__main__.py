@@ -38,6 +38,8 @@ def main(argv=None):
     t.add_argument("--log-every", type=int, default=50)
     t.add_argument("--no-augment", action="store_true")
     t.add_argument("--fresh", action="store_true", help="ignore an existing checkpoint")
+    t.add_argument("--init", help="start from this exported model directory (same blocks, "
+                   "filters and bins) when the run directory has no checkpoint")
     r = sub.add_parser("random", help="export an untrained network (tests)")
     r.add_argument("--out", required=True)
     r.add_argument("--game", choices=["killallgo", "gomoku"], default="killallgo")

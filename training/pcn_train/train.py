@@ -2,8 +2,10 @@
 momentum, checkpoints, a CSV log and a loss plot."""
 
 import csv
+import json
 import math
 import os
+import struct
 import time
 
 import numpy as np
@@ -15,9 +17,11 @@ from .model import Net
 
 
 class Buffer:
-    """The replay buffer: the last `window` usable positions of the record files."""
+    """The replay buffer: the last `window` usable positions of the record files, kept as
+    tensors on the training device, so that sampling, unpacking, symmetry augmentation and
+    the two-hot targets run there and a GPU is not starved by the host."""
 
-    def __init__(self, paths, window, label="max"):
+    def __init__(self, paths, window, label="max", device="cpu"):
         recs = []
         h0 = None
         for p in paths:
@@ -31,41 +35,89 @@ class Buffer:
             recs.append(r[(r["flags"] & data.FLAG_NO_WINNER) == 0])
         if h0 is None:
             raise ValueError("no record files")
-        r = np.concatenate(recs) if recs else recs
+        r = np.concatenate(recs)
+        r = r[-window:] if window > 0 else r
         self.h = h0
-        self.r = r[-window:] if window > 0 else r
-        self.label = "cost_max" if label == "max" else "cost_heur"
+        self.r = r  # host copy: golden inputs are taken from it
+        self.n = len(r)
+        self.dev = torch.device(device)
+        key = "cost_max" if label == "max" else "cost_heur"
+        t = lambda a: torch.from_numpy(np.ascontiguousarray(a)).to(self.dev)
+        self.bits = t(r["bits"])
+        self.policy = t(r["policy"])
+        self.costs = t(r[key])
+        self.full = t(((r["flags"] & data.FLAG_FULL_SEARCH) != 0).astype(np.float32))
+        self.z = t(r["z"])
         n = h0["board_size"]
-        self.perms = torch.as_tensor(data.symmetry_perms(n, h0["actions"]))
+        self.perms = torch.as_tensor(data.symmetry_perms(n, h0["actions"])).to(self.dev)
+        self.shifts = torch.arange(8, dtype=torch.uint8, device=self.dev)
 
     def __len__(self):
-        return len(self.r)
+        return self.n
 
-    def batch(self, rng, size, augment=True):
-        idx = rng.integers(0, len(self.r), size)
-        b = self.r[idx]
+    def _two_hot(self, v):
+        bins = self.h["bins"]
+        v = torch.nan_to_num(v, nan=bins - 1.0).clamp(0.0, bins - 1.0)
+        lo = v.floor().long()
+        hi = (lo + 1).clamp(max=bins - 1)
+        frac = v - lo.float()
+        t = torch.zeros(v.shape[0], bins, device=v.device)
+        t.scatter_add_(1, lo[:, None], (1.0 - frac)[:, None])
+        t.scatter_add_(1, hi[:, None], frac[:, None])
+        return t
+
+    def batch(self, gen, size, augment=True):
+        """One batch (x, policy, full, black two-hot, white two-hot, z) on the buffer's device;
+        `gen` is a torch.Generator on that device."""
         h = self.h
-        n = h["board_size"]
-        x = torch.from_numpy(data.unpack_planes(b["bits"], h))
-        pol = torch.from_numpy(b["policy"].copy())
+        n, p = h["board_size"], h["planes"]
+        idx = torch.randint(0, self.n, (size,), device=self.dev, generator=gen)
+        bits = self.bits[idx]
+        # Bit i % 8 of byte i // 8 (little bit order), as data.unpack_planes.
+        x = ((bits[:, :, None] >> self.shifts) & 1).reshape(size, -1)[:, : p * n * n].float()
+        pol = self.policy[idx]
         if augment:
-            s = torch.from_numpy(rng.integers(0, 8, size))
+            s = torch.randint(0, 8, (size,), device=self.dev, generator=gen)
             perm = self.perms[s]  # [B, A]: T_s(a)
             board = perm[:, : n * n]
-            flat = x.reshape(size, h["planes"], n * n)
+            flat = x.reshape(size, p, n * n)
             xs = torch.empty_like(flat)
             # x_s[T_s(a)] = x[a]; the policy target moves the same way, pass stays.
             xs.scatter_(2, board[:, None, :].expand_as(flat), flat)
-            x = xs.reshape(size, h["planes"], n, n)
+            x = xs
             ps = torch.empty_like(pol)
             ps.scatter_(1, perm, pol)
             pol = ps
-        costs = b[self.label]
-        tb = torch.from_numpy(data.two_hot(costs[:, 0], h["bins"]))
-        tw = torch.from_numpy(data.two_hot(costs[:, 1], h["bins"]))
-        full = torch.from_numpy(((b["flags"] & data.FLAG_FULL_SEARCH) != 0).astype(np.float32))
-        z = torch.from_numpy(b["z"].copy())
-        return x, pol, full, tb, tw, z
+        x = x.reshape(size, p, n, n)
+        costs = self.costs[idx]
+        return x, pol, self.full[idx], self._two_hot(costs[:, 0]), self._two_hot(costs[:, 1]), self.z[idx]
+
+
+def load_weights(net, model_dir):
+    """Starts `net` from an exported model (model.safetensors of the same shape), e.g. the
+    network now in weights/, so a new training run continues it instead of starting cold."""
+    path = model_dir if model_dir.endswith(".safetensors") else os.path.join(model_dir, "model.safetensors")
+    with open(path, "rb") as f:
+        (hl,) = struct.unpack("<Q", f.read(8))
+        header = json.loads(f.read(hl))
+        blob = f.read()
+    own = net.state_dict()
+    state = {}
+    for name, meta in header.items():
+        if name == "__metadata__":
+            continue
+        if meta["dtype"] != "F32":
+            raise SystemExit(f"{path}: {name} is {meta['dtype']}, not F32")
+        a, b = meta["data_offsets"]
+        arr = np.frombuffer(blob[a:b], dtype="<f4").reshape(meta["shape"])
+        if name not in own or tuple(own[name].shape) != tuple(arr.shape):
+            raise SystemExit(f"{path}: tensor {name} {list(arr.shape)} does not fit this network "
+                             f"(blocks/filters/bins must match)")
+        state[name] = torch.from_numpy(arr.copy())
+    missing = [k for k in own if k not in state and not k.endswith("num_batches_tracked")]
+    if missing:
+        raise SystemExit(f"{path}: missing tensors {missing[:3]}")
+    net.load_state_dict(state, strict=False)
 
 
 def pick_device(name):
@@ -89,7 +141,7 @@ def losses(net, batch):
         lw = -(tw * F.log_softmax(out[2], 1)).sum(1).mean()
         return lp + lb + lw, lp, lb, lw
     lv = F.mse_loss(out[1].squeeze(1), z)
-    return lp + lv, lp, lv, torch.zeros(())
+    return lp + lv, lp, lv, torch.zeros((), device=lv.device)
 
 
 def plot(csv_path, out_path):
@@ -140,8 +192,9 @@ def train(args):
     torch.set_num_threads(max(1, args.threads))
     torch.manual_seed(args.seed)
     dev = pick_device(getattr(args, "device", "cpu"))
-    rng = np.random.default_rng(args.seed)
-    buf = Buffer(args.records, args.window, args.label)
+    buf = Buffer(args.records, args.window, args.label, dev)
+    gen = torch.Generator(device=dev)
+    gen.manual_seed(args.seed)
     h = buf.h
     if len(buf) == 0:
         raise SystemExit("no usable positions in the records")
@@ -160,6 +213,8 @@ def train(args):
         for g in opt.param_groups:
             g["lr"] = args.lr
         step = st["step"]
+    elif getattr(args, "init", None):
+        load_weights(net, args.init)
     log_path = os.path.join(args.dir, "train_log.csv")
     new_log = not os.path.exists(log_path)
     logf = open(log_path, "a", newline="")
@@ -169,28 +224,27 @@ def train(args):
     net.train()
     seconds = getattr(args, "seconds", 0.0) or 0.0
     t0 = time.time()
-    acc = np.zeros(4)
+    # The losses add up on the device; reading them only at log time keeps the GPU busy.
+    acc = torch.zeros(4, device=dev)
     k = 0
     for i in range(args.steps):
-        b = buf.batch(rng, args.batch, augment=not args.no_augment)
-        if dev.type != "cpu":
-            b = tuple(t.to(dev, non_blocking=True) for t in b)
+        b = buf.batch(gen, args.batch, augment=not args.no_augment)
         tot, lp, lb, lw = losses(net, b)
-        opt.zero_grad()
+        opt.zero_grad(set_to_none=True)
         tot.backward()
         opt.step()
         step += 1
-        acc += [tot.item(), lp.item(), lb.item(), lw.item()]
+        acc += torch.stack([tot.detach(), lp.detach(), lb.detach(), lw.detach()])
         k += 1
         out_of_time = seconds > 0 and time.time() - t0 >= seconds
         if step % args.log_every == 0 or i == args.steps - 1 or out_of_time:
             sps = (i + 1) * args.batch / max(time.time() - t0, 1e-9)
-            m = acc / k
+            m = (acc / k).tolist()
             log.writerow([step] + [f"{v:.5f}" for v in m] + [f"{sps:.0f}", len(buf)])
             logf.flush()
             print(f"step {step} loss {m[0]:.4f} (policy {m[1]:.4f} black {m[2]:.4f} "
                   f"white {m[3]:.4f}) {sps:.0f} samples/s buffer {len(buf)}", flush=True)
-            acc[:] = 0
+            acc.zero_()
             k = 0
         if out_of_time:
             break
