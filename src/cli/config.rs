@@ -129,9 +129,10 @@ mod tests {
         assert_eq!(c.threads, DEFAULT_THREADS);
         assert_eq!((c.memory_bytes, c.nodes, c.seed), (256 << 20, None, 0));
         assert!(!c.memory_given);
-        assert_eq!(c.net, NetChoice::None);
-        let sample = crate::game::killallgo::KillallGo::new(crate::game::killallgo::Variant::Pcn9);
-        assert!(c.open_net_for(&sample).unwrap().is_none());
+        assert_eq!(c.net, NetChoice::Auto);
+        // No network is shipped for Gomoku: `auto` is none there.
+        let gomoku = crate::game::gomoku::Gomoku::new(15, 15, crate::game::gomoku::Rule::Freestyle).unwrap();
+        assert!(c.open_net_for(&gomoku).unwrap().is_none());
         let cli = Cli::try_parse_from([
             "pcn",
             "--threads",

@@ -57,10 +57,12 @@ pub struct GlobalOpts {
     /// solver (genmove, analysis, `pcn-solve`); Gomocup: the `solver` players. α0 models
     /// give MCTS priors/values and the FDFPN value window; PCN models give proof-cost values
     /// (MCTS) and pn/dn initialisation (FDFPN).
-    #[arg(long, global = true, default_value = "none")]
+    #[arg(long, global = true, default_value = "auto")]
     pub net: String,
-    /// Board symmetries averaged per network evaluation (1..=8; the paper used 8).
-    #[arg(long, global = true, default_value_t = 8, value_parser = clap::value_parser!(u8).range(1..=8))]
+    /// Board symmetries averaged per network evaluation (1..=8; the paper's solver used 8,
+    /// its self-play 1; 1 solves more problems in the same time with every network measured,
+    /// docs/solving.md).
+    #[arg(long, global = true, default_value_t = 1, value_parser = clap::value_parser!(u8).range(1..=8))]
     pub symmetries: u8,
     /// Network backend: `auto` (the GPU when compiled in and usable, else the CPU), `cpu`,
     /// `cuda` (fp16) or `cuda-fp32` (see docs/gpu.md).
@@ -440,14 +442,14 @@ mod tests {
         );
         let cli = Cli::try_parse_from(["pcn", "--net", "m", "solve", "x.sgf"]).unwrap();
         assert_eq!(cli.global.net, "m");
-        assert_eq!(cli.global.symmetries, 8);
+        assert_eq!(cli.global.symmetries, 1);
         assert_eq!(cli.global.backend, "auto");
         let cli = Cli::try_parse_from(["pcn", "nnbench", "--net", "m"]).unwrap();
         assert_eq!(cli.global.net, "m");
         assert!(Cli::try_parse_from(["pcn", "gtp", "--symmetries", "0"]).is_err());
         assert_eq!(
             Cli::try_parse_from(["pcn", "gtp"]).unwrap().global.net,
-            "none"
+            "auto"
         );
     }
 }
