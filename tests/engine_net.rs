@@ -109,11 +109,13 @@ fn gtp_without_a_network_says_none() {
 fn gtp_uses_the_shipped_network_by_default() {
     // `--net auto` is the default: 9x9 Killall-Go gets weights/killallgo9-pcn with one
     // symmetry; after `boardsize 7` (no network of ours for 7x7) it is not used.
-    let (out, err, code) =
-        run_pcn_text(&["gtp"], "pcn-net\nboardsize 7\npcn-net\nquit\n", LIMIT);
+    let (out, err, code) = run_pcn_text(&["gtp"], "pcn-net\nboardsize 7\npcn-net\nquit\n", LIMIT);
     assert_eq!(code, 0, "{err}");
     let r = responses(&out);
-    assert!(r[0].starts_with("= killallgo9-pcn") && r[0].contains("symmetries 1"), "{out}");
+    assert!(
+        r[0].starts_with("= killallgo9-pcn") && r[0].contains("symmetries 1"),
+        "{out}"
+    );
     assert!(r[2].contains("not used"), "{out}");
 }
 

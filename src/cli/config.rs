@@ -131,7 +131,8 @@ mod tests {
         assert!(!c.memory_given);
         assert_eq!(c.net, NetChoice::Auto);
         // No network is shipped for Gomoku: `auto` is none there.
-        let gomoku = crate::game::gomoku::Gomoku::new(15, 15, crate::game::gomoku::Rule::Freestyle).unwrap();
+        let gomoku =
+            crate::game::gomoku::Gomoku::new(15, 15, crate::game::gomoku::Rule::Freestyle).unwrap();
         assert!(c.open_net_for(&gomoku).unwrap().is_none());
         let cli = Cli::try_parse_from([
             "pcn",
