@@ -285,7 +285,7 @@ fn add_point_features(f: &mut [i32; EVAL_FEATURES], base: usize, p: PointFacts) 
 pub fn eval_features(g: &Gomoku) -> Option<[i32; EVAL_FEATURES]> {
     let mut out = Vec::new();
     let mut f = [0; EVAL_FEATURES];
-    match classify_impl(g, Region::full(g), &mut out, Some(&mut f)).0 {
+    match classify_impl(g, Region::full(g), &mut out, Some(&mut f), false).0 {
         Tactic::Quiet | Tactic::Defend => Some(f),
         _ => None,
     }
@@ -398,22 +398,27 @@ pub fn classify(g: &Gomoku, out: &mut Vec<Cand>) -> (Tactic, i32, i32) {
 /// ([`eval_features`], [`tuned_eval`]) in place of the two pattern sums (then the second
 /// term is 0).
 pub fn classify_with(g: &Gomoku, out: &mut Vec<Cand>, tuned: bool) -> (Tactic, i32, i32) {
-    classify_region(g, Region::full(g), out, tuned)
+    let (t, a, b, _) = classify_region(g, Region::full(g), out, tuned, false);
+    (t, a, b)
 }
 
 /// [`classify_with`] scanning only `region`, which must hold every empty point near a stone.
+/// With `leaf`, `out` only gets the points that block an opponent five (all that a leaf
+/// searches, under [`Tactic::MustBlock`]). The last value says whether the side to move can
+/// make a four at a candidate (whether or not `out` holds them all).
 fn classify_region(
     g: &Gomoku,
     region: Region,
     out: &mut Vec<Cand>,
     tuned: bool,
-) -> (Tactic, i32, i32) {
+    leaf: bool,
+) -> (Tactic, i32, i32, bool) {
     if !tuned {
-        return classify_impl(g, region, out, None);
+        return classify_impl(g, region, out, None, leaf);
     }
     let mut f = [0; EVAL_FEATURES];
-    let (t, _, _) = classify_impl(g, region, out, Some(&mut f));
-    (t, tuned_eval(&f), 0)
+    let (t, _, _, four) = classify_impl(g, region, out, Some(&mut f), leaf);
+    (t, tuned_eval(&f), 0, four)
 }
 
 /// [`classify`] over `region`, filling the evaluation features into `feats` when given.
@@ -422,7 +427,8 @@ fn classify_impl(
     region: Region,
     out: &mut Vec<Cand>,
     mut feats: Option<&mut [i32; EVAL_FEATURES]>,
-) -> (Tactic, i32, i32) {
+    leaf: bool,
+) -> (Tactic, i32, i32, bool) {
     out.clear();
     let me = g.to_move();
     let opp = me.opp();
@@ -435,7 +441,7 @@ fn classify_impl(
             opp_four: true,
             tactical: true,
         });
-        return (Tactic::MustBlock(c), 0, 0);
+        return (Tactic::MustBlock(c), 0, 0, false);
     }
     let renju_black = g.rule() == Rule::Renju && me == Color::Black;
     let opp_renju_black = g.rule() == Rule::Renju && opp == Color::Black;
@@ -449,6 +455,7 @@ fn classify_impl(
     let mut sum_me = 0;
     let mut sum_opp = 0;
     let (mut me43, mut me33, mut opp_fours) = (0, 0, 0);
+    let mut my_four = false;
     for y in region.y0..=region.y1 {
         let row = g.cell_of((y * w) as Move);
         for cell in row + region.x0..=row + region.x1 {
@@ -457,7 +464,7 @@ fn classify_impl(
             }
             let pm = facts[facts_index(&g.patterns(cell, me))];
             if pm.five() {
-                return (Tactic::WinNow(cell), 0, 0);
+                return (Tactic::WinNow(cell), 0, 0, false);
             }
             let po = facts[facts_index(&g.patterns(cell, opp))];
             let mf = pm.fours();
@@ -465,7 +472,7 @@ fn classify_impl(
             let mo = pm.open_four() || (mf >= 2 && !renju_black);
             if four_t && (mo || mf >= 2) {
                 // 4T: two completion points win at once.
-                return (Tactic::WinNow(cell), 0, 0);
+                return (Tactic::WinNow(cell), 0, 0, false);
             }
             if po.five() {
                 opp_fives += 1;
@@ -505,6 +512,10 @@ fn classify_impl(
             if forbidden {
                 continue;
             }
+            my_four |= mf > 0;
+            if leaf && !po.five() {
+                continue;
+            }
             out.push(Cand {
                 cell,
                 score: a * 10 + b * 9,
@@ -520,13 +531,13 @@ fn classify_impl(
     let caro = matches!(g.rule(), Rule::Caro | Rule::CaroExact);
     if let Some(c) = opp_five {
         if (opp_fives >= 2 && !caro) || (renju_black && g.is_forbidden(c)) {
-            return (Tactic::Lost(c), sum_me, sum_opp);
+            return (Tactic::Lost(c), sum_me, sum_opp, my_four);
         }
         out.retain(|x| g.patterns(x.cell, opp).contains(&Pattern::F5));
-        return (Tactic::MustBlock(c), sum_me, sum_opp);
+        return (Tactic::MustBlock(c), sum_me, sum_opp, my_four);
     }
     if let Some(c) = my_open.filter(|_| !caro) {
-        return (Tactic::WinIn3(c), sum_me, sum_opp);
+        return (Tactic::WinIn3(c), sum_me, sum_opp, my_four);
     }
     if let Some(f) = feats {
         for side in 0..2 {
@@ -542,9 +553,9 @@ fn classify_impl(
     }
     if opp_open {
         out.retain(|c| c.my_four || c.opp_four);
-        return (Tactic::Defend, sum_me, sum_opp);
+        return (Tactic::Defend, sum_me, sum_opp, my_four);
     }
-    (Tactic::Quiet, sum_me, sum_opp)
+    (Tactic::Quiet, sum_me, sum_opp, my_four)
 }
 
 /// Static evaluation from the side to move's view, from the pattern sums of [`classify`].
@@ -694,8 +705,10 @@ impl AlphaBeta {
         }
     }
 
-    /// Sorts `cands` for searching: table move first, then by score plus history.
-    fn order(&self, cands: &mut [Cand], tt_cell: u16) {
+    /// Sorts `cands` for searching: table move first, then by score plus history. Only the
+    /// first `keep` places are sorted (and hold the best `keep`) when the rest is cut anyway;
+    /// the order is total (ties go to the lower cell), so they are the same as a full sort's.
+    fn order(&self, cands: &mut [Cand], tt_cell: u16, keep: usize) {
         for c in cands.iter_mut() {
             if c.cell as u16 == tt_cell {
                 c.score = i32::MAX;
@@ -706,7 +719,13 @@ impl AlphaBeta {
                 c.score = c.score.saturating_add(h);
             }
         }
-        cands.sort_unstable_by(|a, b| b.score.cmp(&a.score).then(a.cell.cmp(&b.cell)));
+        let by = |a: &Cand, b: &Cand| b.score.cmp(&a.score).then(a.cell.cmp(&b.cell));
+        if keep < cands.len() {
+            cands.select_nth_unstable_by(keep, by);
+            cands[..keep].sort_unstable_by(by);
+        } else {
+            cands.sort_unstable_by(by);
+        }
     }
 
     /// Negamax alpha-beta with PVS. Returns the score from the side to move's view.
@@ -749,7 +768,9 @@ impl AlphaBeta {
         }
         let mut cands = std::mem::take(&mut self.stack[ply]);
         let region = self.regions[ply];
-        let (tactic, sum_me, sum_opp) = classify_region(g, region, &mut cands, true);
+        // A leaf searches nothing but the blocks of a five: skip collecting the rest.
+        let leaf = depth <= 0 || ply >= MAX_PLY;
+        let (tactic, sum_me, sum_opp, my_four) = classify_region(g, region, &mut cands, true, leaf);
         let mut child_depth = depth - 1;
         match tactic {
             Tactic::WinNow(_) => {
@@ -770,7 +791,7 @@ impl AlphaBeta {
             }
             Tactic::Defend | Tactic::Quiet => {
                 if depth <= 0 || ply >= MAX_PLY {
-                    let vcf = self.leaf_vcf(g, budget, &cands, ply);
+                    let vcf = self.leaf_vcf(g, budget, my_four, ply);
                     self.stack[ply] = cands;
                     return vcf.unwrap_or_else(|| static_eval(sum_me, sum_opp));
                 }
@@ -802,7 +823,8 @@ impl AlphaBeta {
             && depth <= FUT_DEPTH
             && alpha.abs() < WIN_THRESHOLD
             && eval + FUT_MARGIN * depth <= alpha;
-        self.order(&mut cands, tt_cell);
+        let keep = if quiet { self.width } else { usize::MAX };
+        self.order(&mut cands, tt_cell, keep);
         let mut truncated = quiet && cands.len() > self.width;
         if truncated {
             cands.truncate(self.width);
@@ -877,18 +899,16 @@ impl AlphaBeta {
 
     /// Threat search at a leaf: a win by continuous fours for the side to move, as a mate
     /// score (the line is a proof, so the score is sound). Only where the side to move can make
-    /// a four at all, and with a small node cap, so quiet leaves stay cheap. Not under caro,
+    /// a four at all (`my_four`: at a candidate point), and with a small node cap, so quiet leaves stay cheap. Not under caro,
     /// whose fours the line patterns overrate (see [`classify`]).
     fn leaf_vcf(
         &mut self,
         g: &mut Gomoku,
         budget: &mut Budget,
-        cands: &[Cand],
+        my_four: bool,
         ply: usize,
     ) -> Option<i32> {
-        if self.leaf_vcf_nodes == 0
-            || matches!(g.rule(), Rule::Caro | Rule::CaroExact)
-            || !cands.iter().any(|c| c.my_four)
+        if self.leaf_vcf_nodes == 0 || matches!(g.rule(), Rule::Caro | Rule::CaroExact) || !my_four
         {
             return None;
         }
@@ -1209,7 +1229,7 @@ impl Searcher<Gomoku> for AlphaBeta {
         {
             return r;
         }
-        self.order(&mut moves, NO_CELL);
+        self.order(&mut moves, NO_CELL, usize::MAX);
         // The root keeps more candidates than interior nodes.
         let root_truncated =
             matches!(tactic, Tactic::Quiet) && !self.defending && moves.len() > self.width * 2;
@@ -1315,8 +1335,9 @@ mod tests {
     }
 
     /// Along random games with take-backs, the region the search carries from ply to ply
-    /// (widened by each move, restored on undo) gives the same classification, candidates
-    /// and evaluation as a scan of the whole board and as a region computed from scratch.
+    /// (widened by each move, restored on undo) equals the region computed from scratch and
+    /// gives the same classification, candidates and evaluation as a scan of the whole board;
+    /// so does the leaf scan, which collects only the blocks of a five.
     #[test]
     fn region_scan_matches_the_whole_board() {
         let mut rng = Rng::new(29);
@@ -1362,9 +1383,18 @@ mod tests {
                     for tuned in [false, true] {
                         let (mut full, mut part) = (Vec::new(), Vec::new());
                         let a = classify_with(&g, &mut full, tuned);
-                        let b = classify_region(&g, region, &mut part, tuned);
-                        assert_eq!(a, b, "{g:?}");
+                        let (t, x, y, four) = classify_region(&g, region, &mut part, tuned, false);
+                        assert_eq!(a, (t.clone(), x, y), "{g:?}");
                         assert_eq!(sorted(&full), sorted(&part), "{g:?}");
+                        if matches!(t, Tactic::Quiet | Tactic::Defend) {
+                            assert_eq!(four, full.iter().any(|c| c.my_four), "{g:?}");
+                        }
+                        // A leaf gets the same answers, and the candidates only to block a five.
+                        let leaf = classify_region(&g, region, &mut part, tuned, true);
+                        assert_eq!(leaf, (t.clone(), x, y, four), "{g:?}");
+                        if matches!(t, Tactic::MustBlock(_)) {
+                            assert_eq!(sorted(&full), sorted(&part), "{g:?}");
+                        }
                         checked += 1;
                     }
                 }
