@@ -250,6 +250,43 @@ static FACTS: std::sync::LazyLock<Vec<PointFacts>> = std::sync::LazyLock::new(||
     t
 });
 
+/// The tuned evaluation's terms of one point, per side (0: the side to move's weights, 1:
+/// the opponent's), indexed like [`FACTS`]: its class weight plus its per-line counts times
+/// their weights. The evaluation is linear in these counts, so summing the terms of the
+/// points gives [`tuned_eval`] of the summed features, up to the presence and threat
+/// indicators (added once per node; see [`TunedSum`]).
+static POINT_EVAL: std::sync::LazyLock<[Vec<i32>; 2]> = std::sync::LazyLock::new(|| {
+    let side = |s: usize| -> Vec<i32> {
+        let base = s * SIDE_FEATURES;
+        FACTS
+            .iter()
+            .map(|p| {
+                let c = p.class();
+                let mut v = if c < CELL_CLASSES {
+                    EVAL_WEIGHTS[base + c]
+                } else {
+                    0
+                };
+                for i in 0..LINE_FEATURES {
+                    v += p.line_count(i) * EVAL_WEIGHTS[base + CELL_CLASSES + i];
+                }
+                v
+            })
+            .collect()
+    };
+    [side(0), side(1)]
+});
+
+/// The tuned evaluation summed point by point during the scan, without the feature vector.
+#[derive(Copy, Clone, Debug, Default)]
+struct TunedSum {
+    /// Sum of the scanned points' [`POINT_EVAL`] terms (plus, once the scan is complete, the
+    /// presence and threat terms).
+    value: i32,
+    /// Per side, bit `c` set when a point of class `c` was counted (the presence features).
+    classes: [u32; 2],
+}
+
 /// Index of four patterns in [`FACTS`].
 #[inline(always)]
 fn facts_index(p: &[Pattern; 4]) -> usize {
@@ -285,7 +322,7 @@ fn add_point_features(f: &mut [i32; EVAL_FEATURES], base: usize, p: PointFacts) 
 pub fn eval_features(g: &Gomoku) -> Option<[i32; EVAL_FEATURES]> {
     let mut out = Vec::new();
     let mut f = [0; EVAL_FEATURES];
-    match classify_impl(g, Region::full(g), &mut out, Some(&mut f), false).0 {
+    match classify_impl(g, Region::full(g), &mut out, Some(&mut f), None, false).0 {
         Tactic::Quiet | Tactic::Defend => Some(f),
         _ => None,
     }
@@ -414,19 +451,23 @@ fn classify_region(
     leaf: bool,
 ) -> (Tactic, i32, i32, bool) {
     if !tuned {
-        return classify_impl(g, region, out, None, leaf);
+        return classify_impl(g, region, out, None, None, leaf);
     }
-    let mut f = [0; EVAL_FEATURES];
-    let (t, _, _, four) = classify_impl(g, region, out, Some(&mut f), leaf);
-    (t, tuned_eval(&f), 0, four)
+    // The value equals `tuned_eval` of the features `classify_impl` would fill (also where
+    // it stops early: both leave out the same points and terms).
+    let mut sum = TunedSum::default();
+    let (t, _, _, four) = classify_impl(g, region, out, None, Some(&mut sum), leaf);
+    (t, sum.value, 0, four)
 }
 
-/// [`classify`] over `region`, filling the evaluation features into `feats` when given.
+/// [`classify`] over `region`, filling the evaluation features into `feats` and summing the
+/// tuned evaluation into `tuned` when given.
 fn classify_impl(
     g: &Gomoku,
     region: Region,
     out: &mut Vec<Cand>,
     mut feats: Option<&mut [i32; EVAL_FEATURES]>,
+    mut tuned: Option<&mut TunedSum>,
     leaf: bool,
 ) -> (Tactic, i32, i32, bool) {
     out.clear();
@@ -448,6 +489,7 @@ fn classify_impl(
     let four_t = g.rule() == Rule::FourT;
     let w = g.width();
     let facts: &[PointFacts] = &FACTS;
+    let [eval_me, eval_opp] = &*POINT_EVAL;
     let mut opp_five: Option<usize> = None;
     let mut opp_fives = 0;
     let mut my_open: Option<usize> = None;
@@ -462,11 +504,13 @@ fn classify_impl(
             if g.cell_value(cell) != EMPTY || !near_stone(g, cell) {
                 continue;
             }
-            let pm = facts[facts_index(&g.patterns(cell, me))];
+            let im = facts_index(&g.patterns(cell, me));
+            let pm = facts[im];
             if pm.five() {
                 return (Tactic::WinNow(cell), 0, 0, false);
             }
-            let po = facts[facts_index(&g.patterns(cell, opp))];
+            let io = facts_index(&g.patterns(cell, opp));
+            let po = facts[io];
             let mf = pm.fours();
             // Two fours at once win like an open four (not for renju Black: forbidden).
             let mo = pm.open_four() || (mf >= 2 && !renju_black);
@@ -509,6 +553,26 @@ fn classify_impl(
                     add_point_features(f, SIDE_FEATURES, po);
                 }
             }
+            if let Some(t) = tuned.as_deref_mut() {
+                // The same terms as the features above, already weighted.
+                if of > 0 {
+                    opp_fours += 1;
+                }
+                let (cm, co) = (pm.class(), po.class());
+                if !forbidden {
+                    if cm <= 2 {
+                        me43 += 1;
+                    } else if cm == 5 {
+                        me33 += 1;
+                    }
+                    t.value += eval_me[im];
+                    t.classes[0] |= 1 << cm;
+                }
+                if !(opp_renju_black && co < CELL_CLASSES && g.is_forbidden(cell)) {
+                    t.value += eval_opp[io];
+                    t.classes[1] |= 1 << co;
+                }
+            }
             if forbidden {
                 continue;
             }
@@ -549,6 +613,23 @@ fn classify_impl(
         if opp_fours == 0 {
             f[2 * SIDE_FEATURES] = i32::from(me43 > 0);
             f[2 * SIDE_FEATURES + 1] = i32::from(me43 == 0 && me33 > 0 && !opp_open);
+        }
+    }
+    if let Some(t) = tuned {
+        for side in 0..2 {
+            let base = side * SIDE_FEATURES + CELL_CLASSES + LINE_FEATURES;
+            for k in 0..PRESENCE_FEATURES {
+                if t.classes[side] & 1 << (2 + k) != 0 {
+                    t.value += EVAL_WEIGHTS[base + k];
+                }
+            }
+        }
+        if opp_fours == 0 {
+            if me43 > 0 {
+                t.value += EVAL_WEIGHTS[2 * SIDE_FEATURES];
+            } else if me33 > 0 && !opp_open {
+                t.value += EVAL_WEIGHTS[2 * SIDE_FEATURES + 1];
+            }
         }
     }
     if opp_open {
@@ -1396,6 +1477,15 @@ mod tests {
                             assert_eq!(sorted(&full), sorted(&part), "{g:?}");
                         }
                         checked += 1;
+                    }
+                    // The tuned value summed point by point equals the feature vector's
+                    // evaluation, for every tactic (also where the scan stops early).
+                    let mut f = [0; EVAL_FEATURES];
+                    let mut out = Vec::new();
+                    let (t, ..) = classify_impl(&g, region, &mut out, Some(&mut f), None, false);
+                    for leaf in [false, true] {
+                        let (t2, v, ..) = classify_region(&g, region, &mut out, true, leaf);
+                        assert_eq!((t2, v), (t.clone(), tuned_eval(&f)), "{g:?}");
                     }
                 }
             }
