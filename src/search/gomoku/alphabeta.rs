@@ -287,11 +287,13 @@ struct TunedSum {
     classes: [u32; 2],
 }
 
-/// Index of four patterns in [`FACTS`].
+/// Index in [`FACTS`] of `color`'s four patterns in a [`Gomoku::pattern_word`] (pattern values
+/// are below `PATTERNS`).
 #[inline(always)]
-fn facts_index(p: &[Pattern; 4]) -> usize {
-    ((p[0] as usize * PATTERNS + p[1] as usize) * PATTERNS + p[2] as usize) * PATTERNS
-        + p[3] as usize
+fn facts_index_of_word(word: u64, color: Color) -> usize {
+    let y = word >> (8 * color.index());
+    let n = |d: u32| ((y >> (16 * d)) & 0xFF) as usize;
+    ((n(0) * PATTERNS + n(1)) * PATTERNS + n(2)) * PATTERNS + n(3)
 }
 
 /// [`cell_score`] from the patterns already read.
@@ -504,12 +506,13 @@ fn classify_impl(
             if g.cell_value(cell) != EMPTY || !near_stone(g, cell) {
                 continue;
             }
-            let im = facts_index(&g.patterns(cell, me));
+            let word = g.pattern_word(cell);
+            let im = facts_index_of_word(word, me);
             let pm = facts[im];
             if pm.five() {
                 return (Tactic::WinNow(cell), 0, 0, false);
             }
-            let io = facts_index(&g.patterns(cell, opp));
+            let io = facts_index_of_word(word, opp);
             let po = facts[io];
             let mf = pm.fours();
             // Two fours at once win like an open four (not for renju Black: forbidden).
@@ -1376,6 +1379,13 @@ mod tests {
     use super::*;
     use crate::util::Rng;
 
+    /// Index of four patterns in [`FACTS`].
+    #[inline(always)]
+    fn facts_index(p: &[Pattern; 4]) -> usize {
+        ((p[0] as usize * PATTERNS + p[1] as usize) * PATTERNS + p[2] as usize) * PATTERNS
+            + p[3] as usize
+    }
+
     /// The precomputed point facts agree with the functions they replace, for every
     /// combination of four patterns.
     #[test]
@@ -1460,6 +1470,16 @@ mod tests {
                         regions.push(r);
                     }
                     let region = regions[regions.len() - 1];
+                    for cell in g.cell_range() {
+                        if g.cell_value(cell) == EMPTY {
+                            for color in [Color::Black, Color::White] {
+                                assert_eq!(
+                                    facts_index_of_word(g.pattern_word(cell), color),
+                                    facts_index(&g.patterns(cell, color))
+                                );
+                            }
+                        }
+                    }
                     assert_eq!(region, Region::of_stones(&g), "{g:?}");
                     for tuned in [false, true] {
                         let (mut full, mut part) = (Vec::new(), Vec::new());
