@@ -318,6 +318,16 @@ impl Gomoku {
         ]
     }
 
+    /// The four direction patterns of both colours at `cell` in one word: direction `d` in
+    /// bits `16 d .. 16 d + 16`, Black's pattern (`Pattern as u8`) in the low byte and
+    /// White's in the high byte. Lets board scans index their own per-point tables without
+    /// decoding each pattern.
+    #[inline(always)]
+    pub fn pattern_word(&self, cell: usize) -> u64 {
+        let p = &self.pats[cell];
+        p[0] as u64 | (p[1] as u64) << 16 | (p[2] as u64) << 32 | (p[3] as u64) << 48
+    }
+
     /// Whether `color` playing the empty `cell` makes a four or better (`B4`, `F4`, `F5`) in
     /// some direction: one bit test over the four packed patterns (those are the only
     /// patterns with bit 3 set), for board scans that look for winning points.

@@ -20,7 +20,7 @@
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
-use super::greedy::cell_score;
+use super::greedy;
 use super::threat::ThreatSolver;
 use super::{Budget, Limits, SearchEvent, SearchResult, Searcher};
 use crate::game::gomoku::pattern::EMPTY;
@@ -160,27 +160,157 @@ pub fn cell_class(p: &[Pattern; 4]) -> usize {
     }
 }
 
-/// Adds one empty point's features for one colour (`side` = 0 for the side to move, 1 for
-/// the opponent) to `f`. A point the colour may not play (renju) counts as nothing.
-#[inline]
-fn add_cell_features(f: &mut [i32; EVAL_FEATURES], side: usize, p: &[Pattern; 4], playable: bool) {
-    if !playable {
-        return;
+/// What one colour's four line patterns at an empty point amount to, packed in a `u64` so
+/// that the per-node scan reads one precomputed entry per colour instead of recomputing
+/// [`cell_score`], [`cell_class`] and the four counts at every point of every node (the scan
+/// was over half of the player's time). Every field is a function of the four patterns alone.
+///
+/// Layout: bits 0..20 `cell_score`; 20..24 `cell_class`; 24..27 fours (B4 or F4); bit 27 an
+/// F4; bit 28 an F5; then the counts of F1, B2, F2, B3 in 4 bits each from bit 32 (the
+/// order of the evaluation's per-line features).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+struct PointFacts(u64);
+
+impl PointFacts {
+    const SCORE_BITS: u32 = 20;
+
+    /// Computes the facts from the patterns (the table's contents).
+    fn compute(p: &[Pattern; 4]) -> PointFacts {
+        let score = cell_score_of(p) as u64;
+        debug_assert!(score < 1 << Self::SCORE_BITS);
+        let class = cell_class(p) as u64;
+        let (fours, open) = four_info(p);
+        let five = p.contains(&Pattern::F5);
+        let mut v = score | class << 20 | (fours as u64) << 24;
+        v |= u64::from(open) << 27 | u64::from(five) << 28;
+        for (i, want) in [Pattern::F1, Pattern::B2, Pattern::F2, Pattern::B3]
+            .into_iter()
+            .enumerate()
+        {
+            let n = p.iter().filter(|&&x| x == want).count() as u64;
+            v |= n << (32 + 4 * i);
+        }
+        PointFacts(v)
     }
-    let base = side * SIDE_FEATURES;
-    let c = cell_class(p);
+
+    /// `cell_score` of the point.
+    #[inline(always)]
+    fn score(self) -> i32 {
+        (self.0 & ((1 << Self::SCORE_BITS) - 1)) as i32
+    }
+
+    /// [`cell_class`] of the point.
+    #[inline(always)]
+    fn class(self) -> usize {
+        ((self.0 >> 20) & 0xF) as usize
+    }
+
+    /// Number of fours (B4 or F4) made here.
+    #[inline(always)]
+    fn fours(self) -> u32 {
+        ((self.0 >> 24) & 0x7) as u32
+    }
+
+    /// An open four (F4) is among the patterns.
+    #[inline(always)]
+    fn open_four(self) -> bool {
+        self.0 & 1 << 27 != 0
+    }
+
+    /// A five (F5) is among the patterns.
+    #[inline(always)]
+    fn five(self) -> bool {
+        self.0 & 1 << 28 != 0
+    }
+
+    /// Count of the `i`-th per-line evaluation feature (F1, B2, F2, B3).
+    #[inline(always)]
+    fn line_count(self, i: usize) -> i32 {
+        ((self.0 >> (32 + 4 * i)) & 0xF) as i32
+    }
+}
+
+/// Distinct patterns (`Pattern as usize` is below this).
+const PATTERNS: usize = 11;
+
+/// [`PointFacts`] of every combination of four patterns, indexed by [`facts_index`]
+/// (11^4 entries, 117 KB: small enough to stay in the second-level cache).
+static FACTS: std::sync::LazyLock<Vec<PointFacts>> = std::sync::LazyLock::new(|| {
+    let n = PATTERNS.pow(4);
+    let mut t = Vec::with_capacity(n);
+    for i in 0..n {
+        let p = [
+            Pattern::from_u8((i / (PATTERNS * PATTERNS * PATTERNS)) as u8),
+            Pattern::from_u8((i / (PATTERNS * PATTERNS) % PATTERNS) as u8),
+            Pattern::from_u8((i / PATTERNS % PATTERNS) as u8),
+            Pattern::from_u8((i % PATTERNS) as u8),
+        ];
+        t.push(PointFacts::compute(&p));
+    }
+    t
+});
+
+/// The tuned evaluation's terms of one point, per side (0: the side to move's weights, 1:
+/// the opponent's), indexed like [`FACTS`]: its class weight plus its per-line counts times
+/// their weights. The evaluation is linear in these counts, so summing the terms of the
+/// points gives [`tuned_eval`] of the summed features, up to the presence and threat
+/// indicators (added once per node; see [`TunedSum`]).
+static POINT_EVAL: std::sync::LazyLock<[Vec<i32>; 2]> = std::sync::LazyLock::new(|| {
+    let side = |s: usize| -> Vec<i32> {
+        let base = s * SIDE_FEATURES;
+        FACTS
+            .iter()
+            .map(|p| {
+                let c = p.class();
+                let mut v = if c < CELL_CLASSES {
+                    EVAL_WEIGHTS[base + c]
+                } else {
+                    0
+                };
+                for i in 0..LINE_FEATURES {
+                    v += p.line_count(i) * EVAL_WEIGHTS[base + CELL_CLASSES + i];
+                }
+                v
+            })
+            .collect()
+    };
+    [side(0), side(1)]
+});
+
+/// The tuned evaluation summed point by point during the scan, without the feature vector.
+#[derive(Copy, Clone, Debug, Default)]
+struct TunedSum {
+    /// Sum of the scanned points' [`POINT_EVAL`] terms (plus, once the scan is complete, the
+    /// presence and threat terms).
+    value: i32,
+    /// Per side, bit `c` set when a point of class `c` was counted (the presence features).
+    classes: [u32; 2],
+}
+
+/// Index in [`FACTS`] of `color`'s four patterns in a [`Gomoku::pattern_word`] (pattern values
+/// are below `PATTERNS`).
+#[inline(always)]
+fn facts_index_of_word(word: u64, color: Color) -> usize {
+    let y = word >> (8 * color.index());
+    let n = |d: u32| ((y >> (16 * d)) & 0xFF) as usize;
+    ((n(0) * PATTERNS + n(1)) * PATTERNS + n(2)) * PATTERNS + n(3)
+}
+
+/// [`cell_score`] from the patterns already read.
+fn cell_score_of(p: &[Pattern; 4]) -> i32 {
+    greedy::score_of_patterns(p)
+}
+
+/// Adds one playable empty point's features for one colour, whose features start at `base`
+/// in `f` (0 for the side to move, `SIDE_FEATURES` for the opponent).
+#[inline(always)]
+fn add_point_features(f: &mut [i32; EVAL_FEATURES], base: usize, p: PointFacts) {
+    let c = p.class();
     if c < CELL_CLASSES {
         f[base + c] += 1;
     }
-    for &x in p {
-        let i = match x {
-            Pattern::F1 => 0,
-            Pattern::B2 => 1,
-            Pattern::F2 => 2,
-            Pattern::B3 => 3,
-            _ => continue,
-        };
-        f[base + CELL_CLASSES + i] += 1;
+    for i in 0..LINE_FEATURES {
+        f[base + CELL_CLASSES + i] += p.line_count(i);
     }
 }
 
@@ -194,7 +324,7 @@ fn add_cell_features(f: &mut [i32; EVAL_FEATURES], side: usize, p: &[Pattern; 4]
 pub fn eval_features(g: &Gomoku) -> Option<[i32; EVAL_FEATURES]> {
     let mut out = Vec::new();
     let mut f = [0; EVAL_FEATURES];
-    match classify_impl(g, &mut out, Some(&mut f)).0 {
+    match classify_impl(g, Region::full(g), &mut out, Some(&mut f), None, false).0 {
         Tactic::Quiet | Tactic::Defend => Some(f),
         _ => None,
     }
@@ -240,6 +370,63 @@ pub enum Tactic {
     Quiet,
 }
 
+/// Rectangle of board points (inclusive bounds) that holds every empty point near a stone:
+/// the stones' bounding box widened by two, clipped to the board. Scanning it instead of the
+/// whole board finds the same points in the same (row-major) order.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+struct Region {
+    x0: usize,
+    y0: usize,
+    x1: usize,
+    y1: usize,
+}
+
+impl Region {
+    /// The whole board.
+    fn full(g: &Gomoku) -> Region {
+        Region {
+            x0: 0,
+            y0: 0,
+            x1: g.width() - 1,
+            y1: g.height() - 1,
+        }
+    }
+
+    /// The region of the stones on the board (the whole board when there are none).
+    fn of_stones(g: &Gomoku) -> Region {
+        let mut cells = g.history_cells().map(|(c, _)| c);
+        let Some(first) = cells.next() else {
+            return Region::full(g);
+        };
+        let r = Region::around(g, first);
+        cells.fold(r, |r, c| r.with(g, c))
+    }
+
+    /// The points within two of the stone on padded `cell`.
+    fn around(g: &Gomoku, cell: usize) -> Region {
+        let m = g.move_of(cell) as usize;
+        let (x, y) = (m % g.width(), m / g.width());
+        Region {
+            x0: x.saturating_sub(2),
+            y0: y.saturating_sub(2),
+            x1: (x + 2).min(g.width() - 1),
+            y1: (y + 2).min(g.height() - 1),
+        }
+    }
+
+    /// This region after a stone on padded `cell`.
+    #[inline]
+    fn with(self, g: &Gomoku, cell: usize) -> Region {
+        let a = Region::around(g, cell);
+        Region {
+            x0: self.x0.min(a.x0),
+            y0: self.y0.min(a.y0),
+            x1: self.x1.max(a.x1),
+            y1: self.y1.max(a.y1),
+        }
+    }
+}
+
 /// Classifies the position and fills `out` with the candidates (unsorted).
 /// Also returns the static evaluation terms (own pattern sum, opponent pattern sum).
 pub fn classify(g: &Gomoku, out: &mut Vec<Cand>) -> (Tactic, i32, i32) {
@@ -250,20 +437,41 @@ pub fn classify(g: &Gomoku, out: &mut Vec<Cand>) -> (Tactic, i32, i32) {
 /// ([`eval_features`], [`tuned_eval`]) in place of the two pattern sums (then the second
 /// term is 0).
 pub fn classify_with(g: &Gomoku, out: &mut Vec<Cand>, tuned: bool) -> (Tactic, i32, i32) {
-    if !tuned {
-        return classify_impl(g, out, None);
-    }
-    let mut f = [0; EVAL_FEATURES];
-    let (t, _, _) = classify_impl(g, out, Some(&mut f));
-    (t, tuned_eval(&f), 0)
+    let (t, a, b, _) = classify_region(g, Region::full(g), out, tuned, false);
+    (t, a, b)
 }
 
-/// [`classify`], filling the evaluation features into `feats` when given.
+/// [`classify_with`] scanning only `region`, which must hold every empty point near a stone.
+/// With `leaf`, `out` only gets the points that block an opponent five (all that a leaf
+/// searches, under [`Tactic::MustBlock`]). The last value says whether the side to move can
+/// make a four at a candidate (whether or not `out` holds them all).
+fn classify_region(
+    g: &Gomoku,
+    region: Region,
+    out: &mut Vec<Cand>,
+    tuned: bool,
+    leaf: bool,
+) -> (Tactic, i32, i32, bool) {
+    if !tuned {
+        return classify_impl(g, region, out, None, None, leaf);
+    }
+    // The value equals `tuned_eval` of the features `classify_impl` would fill (also where
+    // it stops early: both leave out the same points and terms).
+    let mut sum = TunedSum::default();
+    let (t, _, _, four) = classify_impl(g, region, out, None, Some(&mut sum), leaf);
+    (t, sum.value, 0, four)
+}
+
+/// [`classify`] over `region`, filling the evaluation features into `feats` and summing the
+/// tuned evaluation into `tuned` when given.
 fn classify_impl(
     g: &Gomoku,
+    region: Region,
     out: &mut Vec<Cand>,
     mut feats: Option<&mut [i32; EVAL_FEATURES]>,
-) -> (Tactic, i32, i32) {
+    mut tuned: Option<&mut TunedSum>,
+    leaf: bool,
+) -> (Tactic, i32, i32, bool) {
     out.clear();
     let me = g.to_move();
     let opp = me.opp();
@@ -276,11 +484,14 @@ fn classify_impl(
             opp_four: true,
             tactical: true,
         });
-        return (Tactic::MustBlock(c), 0, 0);
+        return (Tactic::MustBlock(c), 0, 0, false);
     }
     let renju_black = g.rule() == Rule::Renju && me == Color::Black;
+    let opp_renju_black = g.rule() == Rule::Renju && opp == Color::Black;
     let four_t = g.rule() == Rule::FourT;
-    let (w, h) = (g.width(), g.height());
+    let w = g.width();
+    let facts: &[PointFacts] = &FACTS;
+    let [eval_me, eval_opp] = &*POINT_EVAL;
     let mut opp_five: Option<usize> = None;
     let mut opp_fives = 0;
     let mut my_open: Option<usize> = None;
@@ -288,64 +499,95 @@ fn classify_impl(
     let mut sum_me = 0;
     let mut sum_opp = 0;
     let (mut me43, mut me33, mut opp_fours) = (0, 0, 0);
-    let opp_renju_black = g.rule() == Rule::Renju && opp == Color::Black;
-    for y in 0..h {
+    let mut my_four = false;
+    for y in region.y0..=region.y1 {
         let row = g.cell_of((y * w) as Move);
-        for cell in row..row + w {
+        for cell in row + region.x0..=row + region.x1 {
             if g.cell_value(cell) != EMPTY || !near_stone(g, cell) {
                 continue;
             }
-            let pm = g.patterns(cell, me);
-            let po = g.patterns(cell, opp);
-            if pm.contains(&Pattern::F5) {
-                return (Tactic::WinNow(cell), 0, 0);
+            let word = g.pattern_word(cell);
+            let im = facts_index_of_word(word, me);
+            let pm = facts[im];
+            if pm.five() {
+                return (Tactic::WinNow(cell), 0, 0, false);
             }
-            let (mf, mo) = four_info(&pm);
+            let io = facts_index_of_word(word, opp);
+            let po = facts[io];
+            let mf = pm.fours();
             // Two fours at once win like an open four (not for renju Black: forbidden).
-            let mo = mo || (mf >= 2 && !renju_black);
+            let mo = pm.open_four() || (mf >= 2 && !renju_black);
             if four_t && (mo || mf >= 2) {
                 // 4T: two completion points win at once.
-                return (Tactic::WinNow(cell), 0, 0);
+                return (Tactic::WinNow(cell), 0, 0, false);
             }
-            if po.contains(&Pattern::F5) {
+            if po.five() {
                 opp_fives += 1;
                 if opp_five.is_none() {
                     opp_five = Some(cell);
                 }
             }
-            let (of, oo) = four_info(&po);
-            let oo = oo || (of >= 2 && !(opp == Color::Black && g.rule() == Rule::Renju));
+            let of = po.fours();
+            let oo = po.open_four() || (of >= 2 && !opp_renju_black);
             let forbidden = renju_black && g.is_forbidden(cell);
             if !forbidden && mo && my_open.is_none() {
                 my_open = Some(cell);
             }
             opp_open |= oo;
-            let a = cell_score(g, cell, me);
-            let b = cell_score(g, cell, opp);
+            let a = pm.score();
+            let b = po.score();
             sum_me += a;
             sum_opp += b;
             if let Some(f) = feats.as_deref_mut() {
                 if of > 0 {
                     opp_fours += 1;
                 }
-                let (cm, co) = (cell_class(&pm), cell_class(&po));
+                let (cm, co) = (pm.class(), po.class());
                 if !forbidden && cm <= 2 {
                     me43 += 1;
                 } else if !forbidden && cm == 5 {
                     me33 += 1;
                 }
-                add_cell_features(f, 0, &pm, !forbidden);
+                if !forbidden {
+                    add_point_features(f, 0, pm);
+                }
                 let opp_forbidden = opp_renju_black && co < CELL_CLASSES && g.is_forbidden(cell);
-                add_cell_features(f, 1, &po, !opp_forbidden);
+                if !opp_forbidden {
+                    add_point_features(f, SIDE_FEATURES, po);
+                }
+            }
+            if let Some(t) = tuned.as_deref_mut() {
+                // The same terms as the features above, already weighted.
+                if of > 0 {
+                    opp_fours += 1;
+                }
+                let (cm, co) = (pm.class(), po.class());
+                if !forbidden {
+                    if cm <= 2 {
+                        me43 += 1;
+                    } else if cm == 5 {
+                        me33 += 1;
+                    }
+                    t.value += eval_me[im];
+                    t.classes[0] |= 1 << cm;
+                }
+                if !(opp_renju_black && co < CELL_CLASSES && g.is_forbidden(cell)) {
+                    t.value += eval_opp[io];
+                    t.classes[1] |= 1 << co;
+                }
             }
             if forbidden {
+                continue;
+            }
+            my_four |= mf > 0;
+            if leaf && !po.five() {
                 continue;
             }
             out.push(Cand {
                 cell,
                 score: a * 10 + b * 9,
                 my_four: mf > 0,
-                opp_four: of > 0 || po.contains(&Pattern::F5),
+                opp_four: of > 0 || po.five(),
                 tactical: mf > 0 || of > 0 || a >= WEIGHT_THREE || b >= WEIGHT_THREE,
             });
         }
@@ -356,13 +598,13 @@ fn classify_impl(
     let caro = matches!(g.rule(), Rule::Caro | Rule::CaroExact);
     if let Some(c) = opp_five {
         if (opp_fives >= 2 && !caro) || (renju_black && g.is_forbidden(c)) {
-            return (Tactic::Lost(c), sum_me, sum_opp);
+            return (Tactic::Lost(c), sum_me, sum_opp, my_four);
         }
         out.retain(|x| g.patterns(x.cell, opp).contains(&Pattern::F5));
-        return (Tactic::MustBlock(c), sum_me, sum_opp);
+        return (Tactic::MustBlock(c), sum_me, sum_opp, my_four);
     }
     if let Some(c) = my_open.filter(|_| !caro) {
-        return (Tactic::WinIn3(c), sum_me, sum_opp);
+        return (Tactic::WinIn3(c), sum_me, sum_opp, my_four);
     }
     if let Some(f) = feats {
         for side in 0..2 {
@@ -376,11 +618,28 @@ fn classify_impl(
             f[2 * SIDE_FEATURES + 1] = i32::from(me43 == 0 && me33 > 0 && !opp_open);
         }
     }
+    if let Some(t) = tuned {
+        for side in 0..2 {
+            let base = side * SIDE_FEATURES + CELL_CLASSES + LINE_FEATURES;
+            for k in 0..PRESENCE_FEATURES {
+                if t.classes[side] & 1 << (2 + k) != 0 {
+                    t.value += EVAL_WEIGHTS[base + k];
+                }
+            }
+        }
+        if opp_fours == 0 {
+            if me43 > 0 {
+                t.value += EVAL_WEIGHTS[2 * SIDE_FEATURES];
+            } else if me33 > 0 && !opp_open {
+                t.value += EVAL_WEIGHTS[2 * SIDE_FEATURES + 1];
+            }
+        }
+    }
     if opp_open {
         out.retain(|c| c.my_four || c.opp_four);
-        return (Tactic::Defend, sum_me, sum_opp);
+        return (Tactic::Defend, sum_me, sum_opp, my_four);
     }
-    (Tactic::Quiet, sum_me, sum_opp)
+    (Tactic::Quiet, sum_me, sum_opp, my_four)
 }
 
 /// Static evaluation from the side to move's view, from the pattern sums of [`classify`].
@@ -443,6 +702,9 @@ pub struct AlphaBeta {
     defending: bool,
     /// Node cap of the VCF run at each leaf where the side to move has a four (0: off).
     leaf_vcf_nodes: u64,
+    /// Per ply of the current search, the region that holds every candidate point (the
+    /// root's from its stones, each child's widened by the move that leads to it).
+    regions: Vec<Region>,
 }
 
 impl Default for AlphaBeta {
@@ -491,6 +753,7 @@ impl AlphaBeta {
             threats: ThreatSolver::new(18),
             defending: false,
             leaf_vcf_nodes: LEAF_VCF_NODES,
+            regions: Vec::new(),
         }
     }
 
@@ -526,8 +789,10 @@ impl AlphaBeta {
         }
     }
 
-    /// Sorts `cands` for searching: table move first, then by score plus history.
-    fn order(&self, cands: &mut [Cand], tt_cell: u16) {
+    /// Sorts `cands` for searching: table move first, then by score plus history. Only the
+    /// first `keep` places are sorted (and hold the best `keep`) when the rest is cut anyway;
+    /// the order is total (ties go to the lower cell), so they are the same as a full sort's.
+    fn order(&self, cands: &mut [Cand], tt_cell: u16, keep: usize) {
         for c in cands.iter_mut() {
             if c.cell as u16 == tt_cell {
                 c.score = i32::MAX;
@@ -538,7 +803,13 @@ impl AlphaBeta {
                 c.score = c.score.saturating_add(h);
             }
         }
-        cands.sort_unstable_by(|a, b| b.score.cmp(&a.score).then(a.cell.cmp(&b.cell)));
+        let by = |a: &Cand, b: &Cand| b.score.cmp(&a.score).then(a.cell.cmp(&b.cell));
+        if keep < cands.len() {
+            cands.select_nth_unstable_by(keep, by);
+            cands[..keep].sort_unstable_by(by);
+        } else {
+            cands.sort_unstable_by(by);
+        }
     }
 
     /// Negamax alpha-beta with PVS. Returns the score from the side to move's view.
@@ -580,7 +851,10 @@ impl AlphaBeta {
             }
         }
         let mut cands = std::mem::take(&mut self.stack[ply]);
-        let (tactic, sum_me, sum_opp) = classify_with(g, &mut cands, true);
+        let region = self.regions[ply];
+        // A leaf searches nothing but the blocks of a five: skip collecting the rest.
+        let leaf = depth <= 0 || ply >= MAX_PLY;
+        let (tactic, sum_me, sum_opp, my_four) = classify_region(g, region, &mut cands, true, leaf);
         let mut child_depth = depth - 1;
         match tactic {
             Tactic::WinNow(_) => {
@@ -601,7 +875,7 @@ impl AlphaBeta {
             }
             Tactic::Defend | Tactic::Quiet => {
                 if depth <= 0 || ply >= MAX_PLY {
-                    let vcf = self.leaf_vcf(g, budget, &cands, ply);
+                    let vcf = self.leaf_vcf(g, budget, my_four, ply);
                     self.stack[ply] = cands;
                     return vcf.unwrap_or_else(|| static_eval(sum_me, sum_opp));
                 }
@@ -633,7 +907,8 @@ impl AlphaBeta {
             && depth <= FUT_DEPTH
             && alpha.abs() < WIN_THRESHOLD
             && eval + FUT_MARGIN * depth <= alpha;
-        self.order(&mut cands, tt_cell);
+        let keep = if quiet { self.width } else { usize::MAX };
+        self.order(&mut cands, tt_cell, keep);
         let mut truncated = quiet && cands.len() > self.width;
         if truncated {
             cands.truncate(self.width);
@@ -648,6 +923,7 @@ impl AlphaBeta {
             }
             let m = g.move_of(c.cell);
             g.play_unchecked(m);
+            self.regions[ply + 1] = region.with(g, c.cell);
             let score = match g.outcome() {
                 Some(Outcome::Win(_)) => WIN - ply as i32 - 1,
                 Some(Outcome::Draw) => 0,
@@ -707,18 +983,16 @@ impl AlphaBeta {
 
     /// Threat search at a leaf: a win by continuous fours for the side to move, as a mate
     /// score (the line is a proof, so the score is sound). Only where the side to move can make
-    /// a four at all, and with a small node cap, so quiet leaves stay cheap. Not under caro,
+    /// a four at all (`my_four`: at a candidate point), and with a small node cap, so quiet leaves stay cheap. Not under caro,
     /// whose fours the line patterns overrate (see [`classify`]).
     fn leaf_vcf(
         &mut self,
         g: &mut Gomoku,
         budget: &mut Budget,
-        cands: &[Cand],
+        my_four: bool,
         ply: usize,
     ) -> Option<i32> {
-        if self.leaf_vcf_nodes == 0
-            || matches!(g.rule(), Rule::Caro | Rule::CaroExact)
-            || !cands.iter().any(|c| c.my_four)
+        if self.leaf_vcf_nodes == 0 || matches!(g.rule(), Rule::Caro | Rule::CaroExact) || !my_four
         {
             return None;
         }
@@ -745,6 +1019,7 @@ impl AlphaBeta {
             budget.nodes += 1;
             let m = g.move_of(c.cell);
             g.play_unchecked(m);
+            self.regions[1] = self.regions[0].with(g, c.cell);
             let score = match g.outcome() {
                 Some(Outcome::Win(_)) => WIN - 1,
                 Some(Outcome::Draw) => 0,
@@ -981,6 +1256,7 @@ impl Searcher<Gomoku> for AlphaBeta {
         }
         let mut moves = Vec::new();
         let (tactic, _, _) = classify(&g, &mut moves);
+        self.regions = vec![Region::of_stones(&g); MAX_PLY + 2];
         let proven =
             |winner: Color, cell: usize, g: &Gomoku, on_event: &mut dyn FnMut(&SearchEvent)| {
                 let m = g.move_of(cell);
@@ -1037,7 +1313,7 @@ impl Searcher<Gomoku> for AlphaBeta {
         {
             return r;
         }
-        self.order(&mut moves, NO_CELL);
+        self.order(&mut moves, NO_CELL, usize::MAX);
         // The root keeps more candidates than interior nodes.
         let root_truncated =
             matches!(tactic, Tactic::Quiet) && !self.defending && moves.len() > self.width * 2;
@@ -1095,5 +1371,145 @@ impl Searcher<Gomoku> for AlphaBeta {
             nodes: budget.nodes,
             pv: last_pv,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::util::Rng;
+
+    /// Index of four patterns in [`FACTS`].
+    #[inline(always)]
+    fn facts_index(p: &[Pattern; 4]) -> usize {
+        ((p[0] as usize * PATTERNS + p[1] as usize) * PATTERNS + p[2] as usize) * PATTERNS
+            + p[3] as usize
+    }
+
+    /// The precomputed point facts agree with the functions they replace, for every
+    /// combination of four patterns.
+    #[test]
+    fn facts_table_matches_the_pattern_functions() {
+        let all: Vec<Pattern> = (0..PATTERNS as u8).map(Pattern::from_u8).collect();
+        for &a in &all {
+            for &b in &all {
+                for &c in &all {
+                    for &d in &all {
+                        let p = [a, b, c, d];
+                        let f = FACTS[facts_index(&p)];
+                        assert_eq!(f.score(), greedy::score_of_patterns(&p), "{p:?}");
+                        assert_eq!(f.class(), cell_class(&p), "{p:?}");
+                        assert_eq!((f.fours(), f.open_four()), four_info(&p), "{p:?}");
+                        assert_eq!(f.five(), p.contains(&Pattern::F5), "{p:?}");
+                        for (i, want) in [Pattern::F1, Pattern::B2, Pattern::F2, Pattern::B3]
+                            .into_iter()
+                            .enumerate()
+                        {
+                            let n = p.iter().filter(|&&x| x == want).count() as i32;
+                            assert_eq!(f.line_count(i), n, "{p:?}");
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Sorted copy of a candidate list (the search sorts them; the scan order is not part of
+    /// the contract), as comparable tuples.
+    fn sorted(c: &[Cand]) -> Vec<(usize, i32, bool, bool, bool)> {
+        let mut v: Vec<_> = c
+            .iter()
+            .map(|c| (c.cell, c.score, c.my_four, c.opp_four, c.tactical))
+            .collect();
+        v.sort_unstable();
+        v
+    }
+
+    /// Along random games with take-backs, the region the search carries from ply to ply
+    /// (widened by each move, restored on undo) equals the region computed from scratch and
+    /// gives the same classification, candidates and evaluation as a scan of the whole board;
+    /// so does the leaf scan, which collects only the blocks of a five.
+    #[test]
+    fn region_scan_matches_the_whole_board() {
+        let mut rng = Rng::new(29);
+        let setups = [
+            (15, Rule::Freestyle),
+            (20, Rule::Freestyle),
+            (15, Rule::Exact),
+            (15, Rule::Renju),
+            (15, Rule::Caro),
+            (15, Rule::FourT),
+            (9, Rule::Freestyle),
+        ];
+        let mut checked = 0;
+        for &(size, rule) in &setups {
+            for _game in 0..6 {
+                let Ok(mut g) = Gomoku::new(size, size, rule) else {
+                    panic!("board {size}");
+                };
+                // Start somewhere off-centre so the region also meets the edges.
+                let first = rng.below(size * size) as Move;
+                g.play_unchecked(first);
+                let mut regions = vec![Region::of_stones(&g)];
+                let mut legal = Vec::new();
+                for _step in 0..60 {
+                    if g.outcome().is_some() || (rng.below(4) == 0 && g.stones() > 1) {
+                        g.undo();
+                        regions.pop();
+                        if regions.is_empty() {
+                            regions.push(Region::of_stones(&g));
+                        }
+                    } else {
+                        g.legal_moves(&mut legal);
+                        if legal.is_empty() {
+                            break;
+                        }
+                        let m = legal[rng.below(legal.len())];
+                        g.play_unchecked(m);
+                        let r = regions[regions.len() - 1].with(&g, g.cell_of(m));
+                        regions.push(r);
+                    }
+                    let region = regions[regions.len() - 1];
+                    for cell in g.cell_range() {
+                        if g.cell_value(cell) == EMPTY {
+                            for color in [Color::Black, Color::White] {
+                                assert_eq!(
+                                    facts_index_of_word(g.pattern_word(cell), color),
+                                    facts_index(&g.patterns(cell, color))
+                                );
+                            }
+                        }
+                    }
+                    assert_eq!(region, Region::of_stones(&g), "{g:?}");
+                    for tuned in [false, true] {
+                        let (mut full, mut part) = (Vec::new(), Vec::new());
+                        let a = classify_with(&g, &mut full, tuned);
+                        let (t, x, y, four) = classify_region(&g, region, &mut part, tuned, false);
+                        assert_eq!(a, (t.clone(), x, y), "{g:?}");
+                        assert_eq!(sorted(&full), sorted(&part), "{g:?}");
+                        if matches!(t, Tactic::Quiet | Tactic::Defend) {
+                            assert_eq!(four, full.iter().any(|c| c.my_four), "{g:?}");
+                        }
+                        // A leaf gets the same answers, and the candidates only to block a five.
+                        let leaf = classify_region(&g, region, &mut part, tuned, true);
+                        assert_eq!(leaf, (t.clone(), x, y, four), "{g:?}");
+                        if matches!(t, Tactic::MustBlock(_)) {
+                            assert_eq!(sorted(&full), sorted(&part), "{g:?}");
+                        }
+                        checked += 1;
+                    }
+                    // The tuned value summed point by point equals the feature vector's
+                    // evaluation, for every tactic (also where the scan stops early).
+                    let mut f = [0; EVAL_FEATURES];
+                    let mut out = Vec::new();
+                    let (t, ..) = classify_impl(&g, region, &mut out, Some(&mut f), None, false);
+                    for leaf in [false, true] {
+                        let (t2, v, ..) = classify_region(&g, region, &mut out, true, leaf);
+                        assert_eq!((t2, v), (t.clone(), tuned_eval(&f)), "{g:?}");
+                    }
+                }
+            }
+        }
+        assert!(checked > 1000, "only {checked} positions compared");
     }
 }

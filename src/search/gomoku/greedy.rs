@@ -13,7 +13,11 @@ const WEIGHT: [i32; 11] = [0, 0, 1, 3, 6, 20, 30, 100, 120, 2_000, 100_000];
 /// Score of the empty `cell` for `color`: the sum of its four direction patterns' weights,
 /// with bonuses for the combinations that win by force (double four, four-three, three-three).
 pub fn cell_score(g: &Gomoku, cell: usize, color: Color) -> i32 {
-    let pats = g.patterns(cell, color);
+    score_of_patterns(&g.patterns(cell, color))
+}
+
+/// [`cell_score`] of a point from its four direction patterns.
+pub fn score_of_patterns(pats: &[Pattern; 4]) -> i32 {
     let mut s: i32 = pats.iter().map(|&p| WEIGHT[p as usize]).sum();
     let fours = pats
         .iter()

@@ -519,13 +519,22 @@ impl Search<'_, '_, '_> {
             Some(f) => f..f + 1,
             None => self.g.cell_range(),
         };
+        // Both tests at once on the packed pattern word: each byte lane gets `128 - min` for
+        // its colour (0 for the defender under 4T: never set), so a lane's top bit is set
+        // exactly when its pattern is at least that colour's minimum (patterns are below
+        // 128, so no lane carries into the next).
+        let lane = |color: Color, min: u64| (min * 0x0001_0001_0001_0001) << (8 * color.index());
+        let k = lane(a, 128 - weakest as u64)
+            + if four_t {
+                0
+            } else {
+                lane(d, 128 - Pattern::F5 as u64)
+            };
         for c in cells {
             if self.g.cell_value(c) != EMPTY {
                 continue;
             }
-            if !self.g.has_pattern_at_least(c, a, weakest)
-                && (four_t || !self.g.has_pattern_at_least(c, d, Pattern::F5))
-            {
+            if (self.g.pattern_word(c) + k) & 0x8080_8080_8080_8080 == 0 {
                 continue;
             }
             let pa = self.g.patterns(c, a);
