@@ -25,7 +25,7 @@ use std::time::Instant;
 use super::suite::{result_of, terminal_status, Common};
 use super::tt::{LOSS, NO_MOVE, UNKNOWN, WIN};
 use super::{
-    Evaluation, Heuristic, ProofTree, SolveEvent, SolveOutcome, Solver, SolverGame, SolverOptions,
+    CommonOptions, Evaluation, Heuristic, ProofTree, SolveEvent, SolveOutcome, Solver, SolverGame,
 };
 use crate::game::{Color, Move};
 use crate::search::{Budget, Limits};
@@ -51,7 +51,7 @@ fn unknown_numbers(depth: u32) -> (u64, u64) {
 
 impl<G: SolverGame> AbSolver<G> {
     /// A solver with this heuristic (priors order the moves).
-    pub fn new(opts: SolverOptions, heuristic: Box<dyn Heuristic<G>>) -> Self {
+    pub fn new(opts: CommonOptions, heuristic: Box<dyn Heuristic<G>>) -> Self {
         let bytes = opts.tt_bytes();
         AbSolver {
             c: Common::new(opts, bytes),

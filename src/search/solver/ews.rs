@@ -14,7 +14,7 @@
 //!
 //! Selection always follows the first child. The 1+ε trick: the current first child keeps
 //! its place until another child's key is smaller by the factor `1 + ε`
-//! ([`SolverOptions::epsilon`]), so the search does not thrash between near-equal siblings.
+//! ([`EwsOptions::epsilon`]), so the search does not thrash between near-equal siblings.
 //! Expansion adds every child with terminal checks: a child lost for its mover proves X, a
 //! child won for its mover is dropped, X with no child left is lost.
 //!
@@ -34,7 +34,8 @@ use std::time::Instant;
 use super::suite::{good_for, playout, result_of, terminal_status, Common};
 use super::tt::{NO_MOVE, UNKNOWN, WIN};
 use super::{
-    Evaluation, Heuristic, ProofTree, SolveEvent, SolveOutcome, Solver, SolverGame, SolverOptions,
+    CommonOptions, Evaluation, Heuristic, ProofTree, SolveEvent, SolveOutcome, Solver, SolverError,
+    SolverGame,
 };
 use crate::game::{Color, Move};
 use crate::search::{Budget, Limits};
@@ -80,9 +81,33 @@ impl Node {
     }
 }
 
+/// Expected Work Search's own options. `Default` gives the settings of the suite-II study.
+#[derive(Clone, Debug, PartialEq)]
+pub struct EwsOptions {
+    /// The 1+ε slack of the selection (as DFPN's 1+ε trick; PCN: 0.25).
+    pub epsilon: f64,
+}
+
+impl Default for EwsOptions {
+    fn default() -> Self {
+        EwsOptions { epsilon: 0.25 }
+    }
+}
+
+impl EwsOptions {
+    /// Checks the range.
+    pub fn check(&self) -> Result<(), SolverError> {
+        if !(self.epsilon >= 0.0 && self.epsilon <= 10.0) {
+            return Err(SolverError::BadOption(format!("epsilon {}", self.epsilon)));
+        }
+        Ok(())
+    }
+}
+
 /// The Expected Work Search solver.
 pub struct Ews<G: SolverGame> {
     c: Common<G>,
+    opts: EwsOptions,
     heuristic: Box<dyn Heuristic<G>>,
     /// The heuristic's value is a random playout: use our own playouts (they also measure
     /// the branching).
@@ -101,13 +126,14 @@ pub struct Ews<G: SolverGame> {
 
 impl<G: SolverGame> Ews<G> {
     /// A solver with this heuristic.
-    pub fn new(opts: SolverOptions, heuristic: Box<dyn Heuristic<G>>) -> Self {
-        let half = opts.tt_bytes() / 2;
+    pub fn new(common: CommonOptions, opts: EwsOptions, heuristic: Box<dyn Heuristic<G>>) -> Self {
+        let half = common.tt_bytes() / 2;
         let playouts = matches!(heuristic.name(), "uniform" | "threat");
         Ews {
             max_nodes: (half / std::mem::size_of::<Node>()).max(1024),
-            rng: Rng::new(opts.seed ^ 0xe5_0e5),
-            c: Common::new(opts, half),
+            rng: Rng::new(common.seed ^ 0xe5_0e5),
+            c: Common::new(common, half),
+            opts,
             heuristic,
             playouts,
             nodes: Vec::new(),
@@ -196,7 +222,7 @@ impl<G: SolverGame> Ews<G> {
             }
         }
         let best = best?;
-        let eps = self.c.opts.epsilon;
+        let eps = self.opts.epsilon;
         if n.cur != u16::MAX {
             let cur = n.first as usize + n.cur as usize;
             if cur < n.first as usize + n.count as usize

@@ -32,7 +32,8 @@ use std::time::Instant;
 use super::suite::{good_for, result_of, terminal_status, Common};
 use super::tt::{LOSS, NO_MOVE, UNKNOWN, WIN};
 use super::{
-    Evaluation, Heuristic, ProofTree, SolveEvent, SolveOutcome, Solver, SolverGame, SolverOptions,
+    CommonOptions, Evaluation, Heuristic, ProofTree, SolveEvent, SolveOutcome, Solver, SolverError,
+    SolverGame,
 };
 use crate::game::{Color, Move, Outcome};
 use crate::search::{Budget, Limits};
@@ -58,6 +59,38 @@ impl PnBias {
             "sum" | "pnsum" => Some(PnBias::Sum),
             _ => None,
         }
+    }
+}
+
+/// GPN-MCTS's own options. `Default` gives the settings of the suite-II study.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GpnOptions {
+    /// PUCT constant of the selection (the PCN reference solver's 1.5).
+    pub c_puct: f32,
+    /// Weight `C_pn` of the proof-number bias (0 gives plain MCTS; see
+    /// docs/notebook/2026-11-22-solver-suite-ii.md for the tuning run behind the default).
+    pub c_pn: f32,
+    /// The bias function (PNRank, PNMax, PNSum).
+    pub pn_bias: PnBias,
+}
+
+impl Default for GpnOptions {
+    fn default() -> Self {
+        GpnOptions {
+            c_puct: 1.5,
+            c_pn: 0.3,
+            pn_bias: PnBias::default(),
+        }
+    }
+}
+
+impl GpnOptions {
+    /// Checks the ranges.
+    pub fn check(&self) -> Result<(), SolverError> {
+        if !(self.c_pn >= 0.0 && self.c_pn <= 1000.0) {
+            return Err(SolverError::BadOption(format!("c_pn {}", self.c_pn)));
+        }
+        Ok(())
     }
 }
 
@@ -120,6 +153,7 @@ fn solved_pn(status: i8, prover: Color, outcome: Option<Outcome>) -> [f64; 2] {
 /// The GPN-MCTS solver.
 pub struct Gpn<G: SolverGame> {
     c: Common<G>,
+    opts: GpnOptions,
     heuristic: Box<dyn Heuristic<G>>,
     nodes: Vec<Node>,
     max_nodes: usize,
@@ -133,11 +167,12 @@ pub struct Gpn<G: SolverGame> {
 
 impl<G: SolverGame> Gpn<G> {
     /// A solver with this heuristic (priors and values).
-    pub fn new(opts: SolverOptions, heuristic: Box<dyn Heuristic<G>>) -> Self {
-        let half = opts.tt_bytes() / 2;
+    pub fn new(common: CommonOptions, opts: GpnOptions, heuristic: Box<dyn Heuristic<G>>) -> Self {
+        let half = common.tt_bytes() / 2;
         Gpn {
             max_nodes: (half / std::mem::size_of::<Node>()).max(1024),
-            c: Common::new(opts, half),
+            c: Common::new(common, half),
+            opts,
             heuristic,
             nodes: Vec::new(),
             eval: vec![Evaluation::default()],
@@ -295,7 +330,7 @@ impl<G: SolverGame> Gpn<G> {
     fn refresh_bias(&mut self, idx: usize, mover: Color) {
         let me = mover.index();
         let kids = self.kids(idx);
-        let bias = self.c.opts.pn_bias;
+        let bias = self.opts.pn_bias;
         let finite = |n: &Node| n.status == UNKNOWN && n.pn[me].is_finite();
         let (mut min, mut max, mut sum) = (f64::INFINITY, 0.0f64, 0.0f64);
         self.scratch.clear();
@@ -342,7 +377,7 @@ impl<G: SolverGame> Gpn<G> {
         }
         let n = self.nodes[idx];
         let kids = self.kids(idx);
-        let c_pn = self.c.opts.c_pn;
+        let c_pn = self.opts.c_pn;
         let (mut pmin, mut pmax) = (f32::INFINITY, 0.0f32);
         for k in kids.clone() {
             pmin = pmin.min(self.nodes[k].prior);
@@ -372,8 +407,7 @@ impl<G: SolverGame> Gpn<G> {
                 } else {
                     0.0
                 };
-                q + self.c.opts.c_puct * ch.prior * sqrt_n / (1.0 + ch.visits as f32)
-                    + c_pn * ch.bias
+                q + self.opts.c_puct * ch.prior * sqrt_n / (1.0 + ch.visits as f32) + c_pn * ch.bias
             };
             if s > best_s {
                 best_s = s;

@@ -5,7 +5,7 @@
 use std::sync::atomic::AtomicBool;
 
 use super::heuristic::ThreatPriors;
-use super::{Heuristic, SolverGame, SolverKind, SolverOptions};
+use super::{CommonOptions, Heuristic, SolverGame, SolverKind};
 use crate::game::gomoku::pattern::Pattern;
 use crate::game::gomoku::{Gomoku, Rule};
 use crate::game::{Game, Move, Outcome};
@@ -344,7 +344,7 @@ impl SolverGame for Gomoku {
         }
     }
 
-    fn default_heuristic(opts: &SolverOptions) -> Box<dyn Heuristic<Self>> {
+    fn default_heuristic(opts: &CommonOptions) -> Box<dyn Heuristic<Self>> {
         Box::new(ThreatPriors::new(opts))
     }
 }

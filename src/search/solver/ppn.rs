@@ -3,7 +3,7 @@
 //! One number per node: `p`, the probability that the prover wins there. A new child gets
 //! the heuristic's value mapped to the prover's win probability (`(v + 1) / 2`; with the
 //! no-network heuristics that is a random playout) clamped to `[θ, 1 − θ]`
-//! ([`SolverOptions::ppn_theta`]); a finished game gets 1 (prover win) or 0. Interior nodes:
+//! ([`PpnOptions::theta`]); a finished game gets 1 (prover win) or 0. Interior nodes:
 //! OR (prover to move) `p = 1 − Π (1 − p_c)`, AND `p = Π p_c`, children taken as independent.
 //! Each iteration descends from the root through the unsolved child of **largest** `p` at OR
 //! nodes and **smallest** `p` at AND nodes, expands the leaf (all children, each evaluated),
@@ -20,7 +20,8 @@ use std::time::Instant;
 use super::suite::{good_for, result_of, terminal_status, Common};
 use super::tt::{LOSS, NO_MOVE, UNKNOWN, WIN};
 use super::{
-    Evaluation, Heuristic, ProofTree, SolveEvent, SolveOutcome, Solver, SolverGame, SolverOptions,
+    CommonOptions, Evaluation, Heuristic, ProofTree, SolveEvent, SolveOutcome, Solver, SolverError,
+    SolverGame,
 };
 use crate::game::{Color, Move};
 use crate::search::{Budget, Limits};
@@ -57,9 +58,33 @@ fn p_of(status: i8) -> f64 {
     }
 }
 
+/// PPN's own options. `Default` gives the settings of the suite-II study.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PpnOptions {
+    /// Leaf probabilities are clamped to `[θ, 1 − θ]`.
+    pub theta: f64,
+}
+
+impl Default for PpnOptions {
+    fn default() -> Self {
+        PpnOptions { theta: 0.02 }
+    }
+}
+
+impl PpnOptions {
+    /// Checks the range (0 < θ < 0.5).
+    pub fn check(&self) -> Result<(), SolverError> {
+        if !(self.theta > 0.0 && self.theta < 0.5) {
+            return Err(SolverError::BadOption(format!("ppn theta {}", self.theta)));
+        }
+        Ok(())
+    }
+}
+
 /// The PPN solver.
 pub struct Ppn<G: SolverGame> {
     c: Common<G>,
+    opts: PpnOptions,
     heuristic: Box<dyn Heuristic<G>>,
     nodes: Vec<Node>,
     max_nodes: usize,
@@ -72,11 +97,12 @@ pub struct Ppn<G: SolverGame> {
 
 impl<G: SolverGame> Ppn<G> {
     /// A solver with this heuristic (its values initialise the leaves).
-    pub fn new(opts: SolverOptions, heuristic: Box<dyn Heuristic<G>>) -> Self {
-        let half = opts.tt_bytes() / 2;
+    pub fn new(common: CommonOptions, opts: PpnOptions, heuristic: Box<dyn Heuristic<G>>) -> Self {
+        let half = common.tt_bytes() / 2;
         Ppn {
             max_nodes: (half / std::mem::size_of::<Node>()).max(1024),
-            c: Common::new(opts, half),
+            c: Common::new(common, half),
+            opts,
             heuristic,
             nodes: Vec::new(),
             eval: vec![Evaluation::default()],
@@ -159,7 +185,7 @@ impl<G: SolverGame> Ppn<G> {
         if self.nodes.len() + self.moves.len() > self.max_nodes {
             return None;
         }
-        let theta = self.c.opts.ppn_theta;
+        let theta = self.opts.theta;
         let first = self.nodes.len() as u32;
         let moves = std::mem::take(&mut self.moves);
         // Children to evaluate, as one batch (a network evaluates them together).

@@ -14,8 +14,8 @@ use std::sync::atomic::AtomicBool;
 use super::proof::{self, satisfies, ProofOracle};
 use super::tt::{self, Tt, INF, LOSS, NO_MOVE, UNKNOWN, WIN};
 use super::{
-    make, plain_heuristic, GhiMode, KnowledgeState, ProofTree, SolveEvent, SolveOutcome,
-    SolveResult, SolveStats, Solver, SolverGame, SolverKind, SolverOptions,
+    make, plain_heuristic, CommonOptions, GhiMode, KnowledgeState, ProofTree, SolveEvent,
+    SolveOutcome, SolveResult, SolveStats, Solver, SolverGame, SolverKind, SolverOptions,
 };
 use crate::game::{Color, Move, Outcome};
 use crate::search::{Budget, Limits};
@@ -84,7 +84,7 @@ pub(crate) fn playout<G: SolverGame>(
 /// State shared by the suite-II solvers: options, knowledge, the solved table, the last
 /// result (for [`Solver::proof_tree`]).
 pub(crate) struct Common<G: SolverGame> {
-    pub opts: SolverOptions,
+    pub opts: CommonOptions,
     pub know: KnowledgeState,
     pub tt: Tt,
     /// Keys include the history ([`GhiMode::Exact`] on a history-sensitive game).
@@ -96,7 +96,7 @@ pub(crate) struct Common<G: SolverGame> {
 
 impl<G: SolverGame> Common<G> {
     /// Options `opts`, a solved table of `tt_bytes` bytes.
-    pub fn new(opts: SolverOptions, tt_bytes: usize) -> Self {
+    pub fn new(opts: CommonOptions, tt_bytes: usize) -> Self {
         Common {
             know: KnowledgeState::new(opts.knowledge.clone()),
             tt: Tt::new(tt_bytes),
@@ -273,9 +273,12 @@ impl<G: SolverGame> SuiteOracle<'_, G> {
             return (SolveResult::Unknown, None);
         }
         if self.fallback.is_none() {
-            let mut o = self.common.opts.clone();
-            o.memory_bytes = (self.common.opts.tt_bytes() / 4).max(1 << 20);
-            self.fallback = make::<G>(SolverKind::Dfpn, &o, plain_heuristic(&o)).ok();
+            let o = SolverOptions::with_common(
+                self.common
+                    .opts
+                    .with_memory((self.common.opts.tt_bytes() / 4).max(1 << 20)),
+            );
+            self.fallback = make::<G>(SolverKind::Dfpn, &o, plain_heuristic(&o.common)).ok();
         }
         let Some(s) = self.fallback.as_mut() else {
             return (SolveResult::Unknown, None);

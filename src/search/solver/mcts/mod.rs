@@ -23,7 +23,7 @@
 //! stored in a transposition table keyed by [`SolverGame::solver_key`] and reused on
 //! expansion. Knowledge (VCF) proves nodes where the prover is to move.
 //!
-//! Threads ([`SolverOptions::threads`]) share one tree behind a mutex: a thread descends
+//! Threads ([`super::CommonOptions::threads`]) share one tree behind a mutex: a thread descends
 //! under the lock adding a virtual loss to the path, marks the leaf as pending, evaluates it
 //! (heuristic, knowledge) without the lock — so a batching network evaluator sees several
 //! requests at once — and expands and backs up under the lock. Statuses are only ever
@@ -52,8 +52,8 @@ use super::dfpn::{Dfpn, DfpnOracle};
 use super::proof;
 use super::tt::{self, LOSS, NO_MOVE, UNKNOWN, WIN};
 use super::{
-    GhiMode, Heuristic, Knowledge, KnowledgeState, ProofTree, SolveEvent, SolveOutcome,
-    SolveResult, SolveStats, Solver, SolverGame, SolverOptions,
+    CommonOptions, DfpnOptions, GhiMode, Heuristic, Knowledge, KnowledgeState, ProofTree,
+    SolveEvent, SolveOutcome, SolveResult, SolveStats, Solver, SolverGame,
 };
 use crate::game::{Color, Move};
 use crate::search::{Budget, Limits};
@@ -77,9 +77,28 @@ pub struct ProvenChoice {
     pub narrowed: bool,
 }
 
+/// The MCTS solver's own options. `Default` gives the PCN reference settings.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MctsOptions {
+    /// PUCT constant (PCN: 1.5).
+    pub c_puct: f32,
+    /// The phases after the first search (Gomoku's narrowed phase).
+    pub phases: MctsPhases,
+}
+
+impl Default for MctsOptions {
+    fn default() -> Self {
+        MctsOptions {
+            c_puct: 1.5,
+            phases: MctsPhases::default(),
+        }
+    }
+}
+
 /// The MCTS solver.
 pub struct Mcts<G: SolverGame> {
-    opts: SolverOptions,
+    common: CommonOptions,
+    opts: MctsOptions,
     heuristic: Box<dyn Heuristic<G>>,
     know: KnowledgeState,
     tree: Mutex<Tree>,
@@ -102,12 +121,13 @@ pub struct Mcts<G: SolverGame> {
 
 impl<G: SolverGame> Mcts<G> {
     /// A solver with this heuristic.
-    pub fn new(opts: SolverOptions, heuristic: Box<dyn Heuristic<G>>) -> Self {
-        let know = KnowledgeState::new(opts.knowledge.clone());
-        let use_tt = !(G::HISTORY_SENSITIVE && opts.ghi == GhiMode::Exact);
+    pub fn new(common: CommonOptions, opts: MctsOptions, heuristic: Box<dyn Heuristic<G>>) -> Self {
+        let know = KnowledgeState::new(common.knowledge.clone());
+        let use_tt = !(G::HISTORY_SENSITIVE && common.ghi == GhiMode::Exact);
         Mcts {
             use_tt,
-            tree: Mutex::new(Tree::new(opts.tt_bytes())),
+            tree: Mutex::new(Tree::new(common.tt_bytes())),
+            common,
             opts,
             heuristic,
             know,
@@ -210,7 +230,7 @@ impl<G: SolverGame> Solver<G> for Mcts<G> {
         // Without threat searches no reply is ever proven early: nothing to count.
         let reply_value = G::QUICK_WINS
             && self.heuristic.cost_model().is_none()
-            && (self.opts.knowledge.vcf || self.opts.knowledge.vct);
+            && (self.common.knowledge.vcf || self.common.knowledge.vct);
         let su = Setup {
             prover,
             root_mover,
@@ -220,35 +240,38 @@ impl<G: SolverGame> Solver<G> for Mcts<G> {
             cost: self.heuristic.cost_model(),
             reply_value,
             narrow: false,
-            root_pn: self.opts.mcts.root_pn,
+            root_pn: self.opts.phases.root_pn,
         };
-        let phases = if narrowing_phase(self.heuristic.learned(), reply_value, &self.opts.knowledge)
-        {
+        let phases = if narrowing_phase(
+            self.heuristic.learned(),
+            reply_value,
+            &self.common.knowledge,
+        ) {
             2
         } else {
             1
         };
-        let k = &self.opts.knowledge;
-        let narrow_patterns = self.opts.mcts.narrow_patterns;
+        let k = &self.common.knowledge;
+        let narrow_patterns = self.opts.phases.narrow_patterns;
         if phases == 2
             && self.narrow_heuristic.is_none()
             && narrow_patterns > 0.0
             && narrow_patterns != k.patterns
-            && self.heuristic.name() == G::default_heuristic(&self.opts).name()
+            && self.heuristic.name() == G::default_heuristic(&self.common).name()
         {
-            let opts = SolverOptions {
+            let opts = CommonOptions {
                 knowledge: Knowledge {
                     patterns: narrow_patterns,
                     ..k.clone()
                 },
-                ..self.opts.clone()
+                ..self.common.clone()
             };
             self.narrow_heuristic = Some(G::default_heuristic(&opts));
         }
         // Forks for the extra threads (each from the previous one, so seeds differ), of the
         // heuristic of the phase that runs threaded (see below).
         let mut forks: Vec<Box<dyn Heuristic<G>>> = Vec::new();
-        for _ in 1..self.opts.threads.max(1) {
+        for _ in 1..self.common.threads.max(1) {
             let f = match (forks.last(), &self.narrow_heuristic) {
                 (Some(p), _) => p.fork(),
                 (None, Some(h)) if phases == 2 => h.fork(),
@@ -261,12 +284,12 @@ impl<G: SolverGame> Solver<G> for Mcts<G> {
         }
         let threads = 1 + forks.len();
         self.last_threads = threads;
-        log::debug!("mcts: {threads} search threads, seed {}", self.opts.seed);
+        log::debug!("mcts: {threads} search threads, seed {}", self.common.seed);
         let budget = Mutex::new(Budget::new(limits, stop));
         let root_mover_good = self.root_mover_good;
         let mut extra_know = 0u64;
         self.last_phases = 0;
-        let first = if phases == 2 && self.opts.mcts.narrow_only {
+        let first = if phases == 2 && self.opts.phases.narrow_only {
             1
         } else {
             0
@@ -305,7 +328,7 @@ impl<G: SolverGame> Solver<G> for Mcts<G> {
             }
             self.last_phases = phase + 1;
             let tree = &self.tree;
-            let knowledge = staged_knowledge(self.heuristic.learned(), &self.opts.knowledge);
+            let knowledge = staged_knowledge(self.heuristic.learned(), &self.common.knowledge);
             self.know.opts = knowledge.clone();
             let mut w0 = Worker::new(
                 match &mut self.narrow_heuristic {
@@ -408,13 +431,14 @@ impl<G: SolverGame> Solver<G> for Mcts<G> {
         // proof's threat sequences.
         let know = &mut self.know;
         let stop = AtomicBool::new(false);
-        let limits = Limits::nodes(self.opts.proof_search_nodes);
-        let mut dopts = self.opts.clone();
-        dopts.memory_bytes = (self.opts.tt_bytes() / 4).max(1 << 20);
-        let mut dfpn = Dfpn::new(dopts, None);
+        let limits = Limits::nodes(self.common.proof_search_nodes);
+        let dopts = self
+            .common
+            .with_memory((self.common.tt_bytes() / 4).max(1 << 20));
+        let mut dfpn = Dfpn::new(dopts, DfpnOptions::default(), None);
         let use_tt = self.use_tt;
-        let max_nodes = self.opts.proof_max_nodes;
-        let search_nodes = self.opts.proof_search_nodes;
+        let max_nodes = self.common.proof_max_nodes;
+        let search_nodes = self.common.proof_search_nodes;
         let t = match self.tree.get_mut() {
             Ok(t) => t,
             Err(p) => p.into_inner(),
@@ -446,14 +470,14 @@ impl<G: SolverGame> Solver<G> for Mcts<G> {
     }
 
     fn set_memory(&mut self, bytes: usize) {
-        self.opts.memory_bytes = bytes;
-        let b = self.opts.tt_bytes();
+        self.common.memory_bytes = bytes;
+        let b = self.common.tt_bytes();
         *self.tree_mut() = Tree::new(b);
         self.last = None;
     }
 
     fn set_threads(&mut self, threads: usize) {
-        self.opts.threads = threads.max(1);
+        self.common.threads = threads.max(1);
     }
 }
 
@@ -484,9 +508,9 @@ mod tests {
         use crate::search::solver::heuristic::UniformPlayout;
         // The static heuristics say so (the network's `learned` is checked in
         // tests/nn_solver.rs).
-        let threat = Gomoku::default_heuristic(&SolverOptions::default());
+        let threat = Gomoku::default_heuristic(&CommonOptions::default());
         let uniform: Box<dyn Heuristic<Gomoku>> =
-            Box::new(UniformPlayout::new(&SolverOptions::default()));
+            Box::new(UniformPlayout::new(&CommonOptions::default()));
         assert!(!threat.learned() && !uniform.learned());
         assert_eq!(c_puct_for(threat.learned(), true, 1.5), 0.75);
         // Networks, and games without the reply value, keep the reference constant.
