@@ -514,6 +514,33 @@ pub trait SolverGame: Game {
         false
     }
 
+    /// The knowledge options the MCTS solver runs with, `k` being the configured ones and
+    /// `learned` whether its heuristic is learned ([`Heuristic::learned`]): a game may stage
+    /// its costly searches differently when its static priors cannot steer the search.
+    /// Defaults to `k` as configured.
+    fn mcts_knowledge(_learned: bool, k: &Knowledge) -> Knowledge {
+        k.clone()
+    }
+
+    /// Whether the MCTS solver, after a first search that filled its node pool without a
+    /// result (and with budget left), runs a second one with the prover's moves narrowed
+    /// ([`SolverGame::narrow_prover_moves`]). `learned`: [`Heuristic::learned`];
+    /// `reply_value`: whether values at the opponent's nodes come from the replies left
+    /// unproven. Defaults to never.
+    fn mcts_narrowing(_learned: bool, _reply_value: bool, _k: &Knowledge) -> bool {
+        false
+    }
+
+    /// The heuristic of the MCTS solver's narrowed phase where it is to differ from the
+    /// game's own default heuristic with `opts` (which the first phase runs with), or `None`
+    /// to keep that one. Only asked when the solver runs the game's own heuristic.
+    fn narrowed_heuristic(
+        _opts: &CommonOptions,
+        _phases: &MctsPhases,
+    ) -> Option<Box<dyn Heuristic<Self>>> {
+        None
+    }
+
     /// Whether [`SolverGame::quick_win`] can ever succeed (DFPN then probes the table of
     /// the opponent's children at once, before trying it, instead of in a batched pass).
     const QUICK_WINS: bool = false;

@@ -28,9 +28,9 @@
 //! (heuristic, knowledge) without the lock — so a batching network evaluator sees several
 //! requests at once — and expands and backs up under the lock. Statuses are only ever
 //! recomputed under the lock from the children, so concurrency cannot produce a wrong proof.
-//! With one thread the search runs on the calling thread and is deterministic. Of the two
-//! phases of a Gomoku solve without a network (see `narrowing_phase`), the first runs on one
-//! thread.
+//! With one thread the search runs on the calling thread and is deterministic. Of two
+//! phases (a game's narrowed second phase, [`SolverGame::mcts_narrowing`]), the first runs
+//! on one thread.
 //!
 //! Final move: a proven win if any, else the most visited child. The node pool gets half of
 //! the memory budget and the table the other half; the search stops when the pool is full.
@@ -52,8 +52,8 @@ use super::dfpn::{Dfpn, DfpnOracle};
 use super::proof;
 use super::tt::{self, LOSS, NO_MOVE, UNKNOWN, WIN};
 use super::{
-    CommonOptions, DfpnOptions, GhiMode, Heuristic, Knowledge, KnowledgeState, ProofTree,
-    SolveEvent, SolveOutcome, SolveResult, SolveStats, Solver, SolverGame,
+    CommonOptions, DfpnOptions, GhiMode, Heuristic, KnowledgeState, ProofTree, SolveEvent,
+    SolveOutcome, SolveResult, SolveStats, Solver, SolverGame,
 };
 use crate::game::{Color, Move};
 use crate::search::{Budget, Limits};
@@ -112,8 +112,8 @@ pub struct Mcts<G: SolverGame> {
     last_threads: usize,
     /// Search phases the last solve ran (2: it went on with narrowed prover moves).
     last_phases: usize,
-    /// The heuristic of the narrowed phase when it differs from `heuristic` (the game's own
-    /// with [`Knowledge::narrow_patterns`]); made at the first solve that needs it.
+    /// The heuristic of the narrowed phase when it differs from `heuristic`
+    /// ([`SolverGame::narrowed_heuristic`]); made at the first solve that needs it.
     narrow_heuristic: Option<Box<dyn Heuristic<G>>>,
 }
 
@@ -147,7 +147,7 @@ impl<G: SolverGame> Mcts<G> {
 
     /// Search phases the last solve ran: 2 when its first search filled the node pool
     /// without a result and a second one ran with the prover's moves narrowed
-    /// ([`Knowledge::lambda_nodes`]).
+    /// ([`super::Knowledge::lambda_nodes`]).
     pub fn phases_used(&self) -> usize {
         self.last_phases
     }
@@ -242,7 +242,7 @@ impl<G: SolverGame> Solver<G> for Mcts<G> {
             narrow: false,
             root_pn: self.opts.phases.root_pn,
         };
-        let phases = if narrowing_phase(
+        let phases = if G::mcts_narrowing(
             self.heuristic.learned(),
             reply_value,
             &self.common.knowledge,
@@ -251,22 +251,13 @@ impl<G: SolverGame> Solver<G> for Mcts<G> {
         } else {
             1
         };
-        let k = &self.common.knowledge;
-        let narrow_patterns = self.opts.phases.narrow_patterns;
-        if phases == 2
-            && self.narrow_heuristic.is_none()
-            && narrow_patterns > 0.0
-            && narrow_patterns != k.patterns
-            && self.heuristic.name() == G::default_heuristic(&self.common).name()
-        {
-            let opts = CommonOptions {
-                knowledge: Knowledge {
-                    patterns: narrow_patterns,
-                    ..k.clone()
-                },
-                ..self.common.clone()
-            };
-            self.narrow_heuristic = Some(G::default_heuristic(&opts));
+        if phases == 2 && self.narrow_heuristic.is_none() {
+            // Only the game's own heuristic is replaced (a plugged-in one is kept).
+            if let Some(h) = G::narrowed_heuristic(&self.common, &self.opts.phases) {
+                if self.heuristic.name() == G::default_heuristic(&self.common).name() {
+                    self.narrow_heuristic = Some(h);
+                }
+            }
         }
         // Forks for the extra threads (each from the previous one, so seeds differ), of the
         // heuristic of the phase that runs threaded (see below).
@@ -328,7 +319,7 @@ impl<G: SolverGame> Solver<G> for Mcts<G> {
             }
             self.last_phases = phase + 1;
             let tree = &self.tree;
-            let knowledge = staged_knowledge(self.heuristic.learned(), &self.common.knowledge);
+            let knowledge = G::mcts_knowledge(self.heuristic.learned(), &self.common.knowledge);
             self.know.opts = knowledge.clone();
             let mut w0 = Worker::new(
                 match &mut self.narrow_heuristic {
@@ -504,15 +495,9 @@ mod tests {
 
     #[test]
     fn static_heuristics_explore_less_under_the_reply_value() {
-        use crate::game::gomoku::Gomoku;
-        use crate::search::solver::heuristic::UniformPlayout;
-        // The static heuristics say so (the network's `learned` is checked in
-        // tests/nn_solver.rs).
-        let threat = Gomoku::default_heuristic(&CommonOptions::default());
-        let uniform: Box<dyn Heuristic<Gomoku>> =
-            Box::new(UniformPlayout::new(&CommonOptions::default()));
-        assert!(!threat.learned() && !uniform.learned());
-        assert_eq!(c_puct_for(threat.learned(), true, 1.5), 0.75);
+        // Static heuristics are not `learned` (checked in the games' heuristic tests; the
+        // network's in tests/nn_solver.rs).
+        assert_eq!(c_puct_for(false, true, 1.5), 0.75);
         // Networks, and games without the reply value, keep the reference constant.
         assert_eq!(c_puct_for(true, true, 1.5), 1.5);
         assert_eq!(c_puct_for(false, false, 1.5), 1.5);
@@ -597,16 +582,5 @@ mod tests {
         t.nodes[1].pn = PN_OPPONENT_NEW;
         assert!(!t.update_pn(1, false));
         assert_eq!(t.nodes[1].pn, PN_OPPONENT_NEW);
-    }
-
-    #[test]
-    fn static_heuristics_run_vct_at_once_and_the_zone_at_the_second_visit() {
-        let k = Knowledge::default();
-        let s = staged_knowledge(false, &k);
-        assert!(!s.defer_vct);
-        assert_eq!(s.defence_visits, 1);
-        assert_eq!(s.defence, k.defence);
-        let n = staged_knowledge(true, &k);
-        assert_eq!(n, k);
     }
 }
