@@ -24,7 +24,7 @@ use pcn::search::gomoku::alphabeta::AlphaBeta;
 use pcn::search::gomoku::greedy::candidates;
 use pcn::search::gomoku::patpolicy::static_score;
 use pcn::search::solver::mcts::Mcts;
-use pcn::search::solver::{Knowledge, Solver, SolverGame, SolverOptions};
+use pcn::search::solver::{CommonOptions, Knowledge, MctsOptions, Solver, SolverGame};
 use pcn::search::{Limits, Searcher};
 use pcn::train::patterns::{write_samples, Sample};
 use pcn::util::Rng;
@@ -102,15 +102,16 @@ fn self_play(seed: u64, i: usize, nodes: u64) -> Option<Vec<Move>> {
 
 /// Samples from one solve of `root` (prover: the side to move).
 fn solve_samples(root: &Gomoku, a: &Args) -> (Vec<Sample>, bool) {
-    let opts = SolverOptions {
+    let opts = CommonOptions {
         memory_bytes: a.memory << 20,
         knowledge: Knowledge {
             vct: true,
             ..Knowledge::default()
         },
-        ..SolverOptions::default()
+        ..CommonOptions::default()
     };
-    let mut s = Mcts::new(opts.clone(), Gomoku::default_heuristic(&opts));
+    let h = Gomoku::default_heuristic(&opts);
+    let mut s = Mcts::new(opts, MctsOptions::default(), h);
     let stop = AtomicBool::new(false);
     let limits = Limits::time(Duration::from_secs_f64(a.time));
     let r = s.solve(root, root.to_move(), &limits, &stop, &mut |_| {});

@@ -19,10 +19,12 @@
 //!     [`search::gomoku::greedy`], [`search::gomoku::reference`] "ab4") and the learned
 //!     pattern policy ([`search::gomoku::patpolicy`]);
 //!   - [`search::uct`], the generic UCT player;
-//!   - [`search::solver`], the solver suite (MCTS solver, DFPN, focused DFPN, suite II,
-//!     transposition table, proof trees, the games' solver knowledge; the MCTS solver in rooms:
-//!     tree, worker, phases, proof oracle), one row each in the
-//!     solver table [`search::solver::SOLVERS`];
+//!   - [`search::solver`], the solver suite (MCTS solver, DFPN, focused DFPN, suite II on
+//!     one tree-solver skeleton, transposition table, proof trees, the games' solver
+//!     knowledge and the hooks through which it reaches the MCTS phases; the MCTS solver in
+//!     rooms: tree, worker, phases, proof oracle), one row each in the solver table
+//!     [`search::solver::SOLVERS`], each with its own options beside the common ones
+//!     ([`search::solver::options`]);
 //!   - [`search::solver_player`] (a solver as a player) and [`search::registry`] (players by
 //!     name, and the one builder [`search::registry::build`] of a solver with its network).
 //! - [`selfplay`]: training data for proof cost networks (`pcn selfplay`): the PCN

@@ -14,8 +14,8 @@ use pcn::proof::{self, GameKind, MoveTree, ProofHeader};
 use pcn::search::solver::heuristic::ThreatPriors;
 use pcn::search::solver::mcts::Mcts;
 use pcn::search::solver::{
-    Evaluation, Heuristic, Knowledge, KnowledgeState, SolveResult, Solver, SolverGame,
-    SolverOptions,
+    CommonOptions, Evaluation, Heuristic, Knowledge, KnowledgeState, MctsOptions, SolveResult,
+    Solver, SolverGame,
 };
 use pcn::search::Limits;
 use pcn::sgf::GameTree;
@@ -189,13 +189,13 @@ fn staged_mcts_solves_a_shared_problem_with_a_sound_proof() {
         return;
     }
     let g = problem(&path).expect("problem 53 loads");
-    let opts = SolverOptions {
+    let opts = CommonOptions {
         memory_bytes: 64 << 20,
         knowledge: staged(),
-        ..SolverOptions::default()
+        ..CommonOptions::default()
     };
     let h = Learned(ThreatPriors::new(&opts));
-    let mut s = Mcts::new(opts, Box::new(h));
+    let mut s = Mcts::new(opts, MctsOptions::default(), Box::new(h));
     let stop = AtomicBool::new(false);
     let o = s.solve(&g, Color::Black, &Limits::nodes(20_000), &stop, &mut |_| {});
     assert_eq!(

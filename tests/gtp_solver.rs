@@ -41,10 +41,7 @@ fn setup(e: &mut Live) -> Gomoku {
 fn black_still_wins_after(g: &Gomoku, v: &str) -> bool {
     let mut after = g.clone();
     after.play(after.parse_gtp(v).unwrap()).unwrap();
-    let opts = SolverOptions {
-        memory_bytes: 16 << 20,
-        ..SolverOptions::default()
-    };
+    let opts = SolverOptions::with_memory(16 << 20);
     let mut s = solver_by_name::<Gomoku>("dfpn", &opts).unwrap();
     let stop = AtomicBool::new(false);
     let o = s.solve(

@@ -118,10 +118,7 @@ fn solvers_agree_and_their_proofs_verify_under_each_setting() {
                 };
                 let mut claims = Vec::new();
                 for name in ["dfpn", "fdfpn", "mcts", "gpn"] {
-                    let opts = SolverOptions {
-                        memory_bytes: 8 << 20,
-                        ..SolverOptions::default()
-                    };
+                    let opts = SolverOptions::with_memory(8 << 20);
                     let mut s = solver_by_name::<KillallGo>(name, &opts).expect("solver");
                     let stop = AtomicBool::new(false);
                     let o = s.solve(&g, prover, &Limits::nodes(60_000), &stop, &mut |_| {});

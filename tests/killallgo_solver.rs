@@ -8,7 +8,7 @@ use std::sync::atomic::AtomicBool;
 use pcn::game::killallgo::{KillallGo, Variant};
 use pcn::game::{Color, Game, Move};
 use pcn::search::solver::killallgo::move_score;
-use pcn::search::solver::{solver_by_name, SolveResult, SolverGame, SolverOptions};
+use pcn::search::solver::{solver_by_name, CommonOptions, SolveResult, SolverGame, SolverOptions};
 use pcn::search::Limits;
 
 mod common;
@@ -110,10 +110,10 @@ fn mcts_proofs_come_from_its_own_tree_without_a_re_search() {
     // By default (GHI exact) the Killall-Go MCTS runs without its table (the table's keys do
     // not encode the history), so the search tree is the only record of a proof. With no
     // budget for the DFPN re-search, every proven result's tree must come from that tree.
-    let opts = SolverOptions {
+    let opts = SolverOptions::with_common(CommonOptions {
         proof_search_nodes: 0,
-        ..SolverOptions::default()
-    };
+        ..CommonOptions::default()
+    });
     let mut solved = 0;
     for g in common::killallgo_positions(80, 12, 77) {
         for prover in [Color::White, Color::Black] {

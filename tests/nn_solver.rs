@@ -14,8 +14,8 @@ use pcn::nn::eval::{BatchingEvaluator, RandomEvaluator};
 use pcn::nn::{Evaluator, NetGame, NetInfo, NetKind};
 use pcn::search::solver::net::NetHeuristic;
 use pcn::search::solver::{
-    solver_by_name, solver_with_heuristic, Heuristic, Knowledge, NetMode, SolveResult, SolverGame,
-    SolverOptions,
+    solver_by_name, solver_with_heuristic, CommonOptions, Heuristic, Knowledge, NetMode,
+    SolveResult, SolverGame, SolverOptions,
 };
 use pcn::search::Limits;
 use pcn::util::Rng;
@@ -54,12 +54,12 @@ fn info(size: usize, kind: NetKind) -> NetInfo {
 }
 
 fn opts(threads: usize) -> SolverOptions {
-    SolverOptions {
+    SolverOptions::with_common(CommonOptions {
         memory_bytes: 8 << 20,
         knowledge: Knowledge::none(),
         threads,
-        ..SolverOptions::default()
-    }
+        ..CommonOptions::default()
+    })
 }
 
 /// Solves `g` for the side to move; checks the proof of a solved result.
@@ -175,10 +175,8 @@ fn real_network_solves_easy_killallgo_problem() {
     // Both ways focused DFPN can use a network: the paper's and the hybrid one.
     for mode in [NetMode::Paper, NetMode::Hybrid] {
         let h = NetHeuristic::new(eval.clone(), 1, &g, 1 << 16).expect("fits");
-        let o = SolverOptions {
-            net_mode: mode,
-            ..opts(1)
-        };
+        let mut o = opts(1);
+        o.dfpn.net_mode = mode;
         let mut s = solver_with_heuristic("fdfpn", &o, Box::new(h)).expect("solver");
         let stop = AtomicBool::new(false);
         let limits = Limits {
@@ -285,10 +283,8 @@ fn fdfpn_children_batch_searches_the_same_tree() {
                 calls: Default::default(),
                 rows: Default::default(),
             });
-            let o = SolverOptions {
-                net_children_batch: on,
-                ..opts(1)
-            };
+            let mut o = opts(1);
+            o.dfpn.net_children_batch = on;
             let h = NetHeuristic::new(c.clone(), 1, g, 1 << 14).expect("fits");
             let mut s = solver_with_heuristic::<Gomoku>("fdfpn", &o, Box::new(h)).expect("solver");
             let stop = AtomicBool::new(false);

@@ -328,10 +328,7 @@ fn solve_all<G: SolverGame>(
     let mut texts = Vec::new();
     let mut unknown = Vec::new();
     for name in ["dfpn", "fdfpn", "mcts"] {
-        let opts = SolverOptions {
-            memory_bytes: 16 << 20,
-            ..SolverOptions::default()
-        };
+        let opts = SolverOptions::with_memory(16 << 20);
         let mut s = solver_by_name::<G>(name, &opts).expect("solver");
         let stop = AtomicBool::new(false);
         let o = s.solve(g, prover, &Limits::nodes(nodes), &stop, &mut |_| {});
@@ -440,10 +437,7 @@ fn results<G: SolverGame>(g: &G, prover: Color, nodes: u64) -> Vec<(&'static str
     ["dfpn", "fdfpn", "mcts"]
         .into_iter()
         .map(|name| {
-            let opts = SolverOptions {
-                memory_bytes: 8 << 20,
-                ..SolverOptions::default()
-            };
+            let opts = SolverOptions::with_memory(8 << 20);
             let mut s = solver_by_name::<G>(name, &opts).expect("solver");
             let stop = AtomicBool::new(false);
             (

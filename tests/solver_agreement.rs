@@ -10,8 +10,8 @@ use pcn::game::killallgo::{KillallGo, Variant};
 use pcn::game::{Color, Game, Move, Outcome};
 use pcn::search::solver::mcts::Mcts;
 use pcn::search::solver::{
-    solver_by_name, Knowledge, MctsPhases, ProofTree, SolveResult, Solver, SolverGame,
-    SolverOptions,
+    solver_by_name, CommonOptions, Knowledge, MctsOptions, MctsPhases, ProofTree, SolveResult,
+    Solver, SolverGame, SolverOptions,
 };
 use pcn::search::Limits;
 use pcn::util::Rng;
@@ -163,23 +163,13 @@ fn check_solver<G: SolverGame>(
 }
 
 fn configs() -> Vec<(&'static str, SolverOptions)> {
-    let small = SolverOptions {
-        memory_bytes: 4 << 20,
-        ..SolverOptions::default()
-    };
-    let bare = SolverOptions {
-        knowledge: Knowledge::none(),
-        ..small.clone()
-    };
+    let small = SolverOptions::with_memory(4 << 20);
+    let mut bare = small.clone();
+    bare.common.knowledge = Knowledge::none();
     // MCTS keeps a tree (no transpositions merged): a larger node pool.
-    let big = SolverOptions {
-        memory_bytes: 16 << 20,
-        ..small.clone()
-    };
-    let big_bare = SolverOptions {
-        knowledge: Knowledge::none(),
-        ..big.clone()
-    };
+    let big = SolverOptions::with_memory(16 << 20);
+    let mut big_bare = big.clone();
+    big_bare.common.knowledge = Knowledge::none();
     vec![
         ("dfpn", small.clone()),
         ("fdfpn", small.clone()),
@@ -288,38 +278,34 @@ fn gomoku_solvers_agree_with_brute_force() {
 /// second phase and stays sound there.
 #[test]
 fn mcts_narrowed_phase_agrees_with_brute_force() {
-    let narrow = SolverOptions {
-        memory_bytes: 16 << 20,
-        mcts: MctsPhases {
-            narrow_only: true,
-            ..MctsPhases::default()
+    // (common options, MCTS options) per configuration.
+    let narrow = (
+        CommonOptions::default().with_memory(16 << 20),
+        MctsOptions {
+            phases: MctsPhases {
+                narrow_only: true,
+                ..MctsPhases::default()
+            },
+            ..MctsOptions::default()
         },
-        ..SolverOptions::default()
-    };
-    let small = SolverOptions {
-        memory_bytes: 64 << 10,
-        ..SolverOptions::default()
-    };
+    );
+    let small = (
+        CommonOptions::default().with_memory(64 << 10),
+        MctsOptions::default(),
+    );
     // The narrowed phase without the pattern policy in its priors.
-    let narrow_plain = SolverOptions {
-        mcts: MctsPhases {
-            narrow_patterns: 0.0,
-            ..narrow.mcts.clone()
-        },
-        ..narrow.clone()
-    };
+    let mut narrow_plain = narrow.clone();
+    narrow_plain.1.phases.narrow_patterns = 0.0;
     assert!(
-        narrow.mcts.narrow_patterns > 0.0,
+        narrow.1.phases.narrow_patterns > 0.0,
         "the policy is on by default"
     );
     let mut policy_changed = 0;
     // The second phase runs on every thread (the first on one).
-    let small2 = SolverOptions {
-        threads: 2,
-        ..small.clone()
-    };
+    let mut small2 = small.clone();
+    small2.0.threads = 2;
     assert!(
-        small.knowledge.lambda_nodes > 0,
+        small.0.knowledge.lambda_nodes > 0,
         "the narrowing is on by default"
     );
     let (mut solved_second, mut losses_second, mut total) = (0, 0, 0);
@@ -346,7 +332,9 @@ fn mcts_narrowed_phase_agrees_with_brute_force() {
                 let label = format!("{} {size}x{size} #{j} prover {prover:?}", rule.name());
                 let mut runs = Vec::with_capacity(configs.len());
                 for (ci, opts) in configs.iter().enumerate() {
-                    let mut s = Mcts::new((*opts).clone(), Gomoku::default_heuristic(opts));
+                    let (common, own) = (*opts).clone();
+                    let h = Gomoku::default_heuristic(&common);
+                    let mut s = Mcts::new(common, own, h);
                     let stop = AtomicBool::new(false);
                     let o = s.solve(&g, prover, &Limits::nodes(20_000), &stop, &mut |_| {});
                     runs.push((s.phases_used(), o.result, o.stats.nodes));
@@ -687,10 +675,7 @@ fn focused_dfpn_with_cost_heuristic_agrees_with_brute_force() {
             let prover = g.to_move();
             let truth = gomoku_truth(&g, prover, 2_000_000).expect("small enough");
             for name in ["fdfpn", "mcts"] {
-                let opts = SolverOptions {
-                    memory_bytes: 8 << 20,
-                    ..SolverOptions::default()
-                };
+                let opts = SolverOptions::with_memory(8 << 20);
                 let mut s = pcn::search::solver::solver_with_heuristic::<Gomoku>(
                     name,
                     &opts,
@@ -726,10 +711,10 @@ fn mcts_proven_choices_are_wins_by_brute_force() {
     // examples/decision_samples.rs) is a prover's node whose listed winning child really
     // wins, by exhaustive search. Without threat knowledge the tree proves its own nodes
     // (with it, on boards this small the knowledge proves them at expansion instead).
-    let bare = SolverOptions {
+    let bare = CommonOptions {
         memory_bytes: 8 << 20,
         knowledge: Knowledge::none(),
-        ..SolverOptions::default()
+        ..CommonOptions::default()
     };
     let (mut checked, mut wins) = (0, 0);
     for (rule, size, empties, seed) in [(Rule::FourT, 6, 14, 71), (Rule::Freestyle, 6, 13, 72)] {
@@ -738,7 +723,8 @@ fn mcts_proven_choices_are_wins_by_brute_force() {
             .enumerate()
         {
             let prover = g.to_move();
-            let mut s = Mcts::new(bare.clone(), Gomoku::default_heuristic(&bare));
+            let h = Gomoku::default_heuristic(&bare);
+            let mut s = Mcts::new(bare.clone(), MctsOptions::default(), h);
             let stop = AtomicBool::new(false);
             let o = s.solve(&g, prover, &Limits::nodes(20_000), &stop, &mut |_| {});
             wins += usize::from(o.result == SolveResult::Win);

@@ -13,7 +13,8 @@ use pcn::game::killallgo::{KillallGo, Variant};
 use pcn::game::{Color, Game};
 use pcn::proof::{self, GameKind, MoveTree};
 use pcn::search::solver::{
-    solver_by_name, solver_names, PnBias, SolveResult, SolverError, SolverGame, SolverOptions,
+    solver_by_name, solver_names, GpnOptions, PnBias, PpnOptions, SolveResult, SolverError,
+    SolverGame, SolverOptions,
 };
 use pcn::search::Limits;
 
@@ -27,10 +28,7 @@ use common::{
 };
 
 fn opts(mb: usize) -> SolverOptions {
-    SolverOptions {
-        memory_bytes: mb << 20,
-        ..SolverOptions::default()
-    }
+    SolverOptions::with_memory(mb << 20)
 }
 
 // ---------------------------------------------------------------------------------------
@@ -275,15 +273,13 @@ fn every_pn_bias_solves_and_c_pn_zero_is_plain_mcts() {
         (PnBias::Sum, 0.0),
         (PnBias::Sum, 5.0),
     ] {
-        let o = SolverOptions {
-            pn_bias: bias,
-            c_pn,
-            knowledge: pcn::search::solver::Knowledge {
-                vcf: false,
-                vct: false,
-                ..Default::default()
-            },
-            ..opts(8)
+        let mut o = opts(8);
+        o.gpn.pn_bias = bias;
+        o.gpn.c_pn = c_pn;
+        o.common.knowledge = pcn::search::solver::Knowledge {
+            vcf: false,
+            vct: false,
+            ..Default::default()
         };
         let mut s = solver_by_name::<Gomoku>("gpn", &o).expect("gpn");
         let stop = AtomicBool::new(false);
@@ -316,19 +312,25 @@ fn registry_names_and_bad_options() {
     }
     let bad = [
         SolverOptions {
-            c_pn: -1.0,
+            gpn: GpnOptions {
+                c_pn: -1.0,
+                ..GpnOptions::default()
+            },
             ..opts(1)
         },
         SolverOptions {
-            c_pn: f32::NAN,
+            gpn: GpnOptions {
+                c_pn: f32::NAN,
+                ..GpnOptions::default()
+            },
             ..opts(1)
         },
         SolverOptions {
-            ppn_theta: 0.5,
+            ppn: PpnOptions { theta: 0.5 },
             ..opts(1)
         },
         SolverOptions {
-            ppn_theta: 0.0,
+            ppn: PpnOptions { theta: 0.0 },
             ..opts(1)
         },
     ];

@@ -218,13 +218,11 @@ fn bench_solvers<G: SolverGame>(
     acc: &mut (Vec<BenchLine>, u64, u32),
 ) -> Result<(), String> {
     let stop = AtomicBool::new(false);
-    let opts = SolverOptions {
-        memory_bytes: 16 << 20,
-        ..SolverOptions::default()
-    };
+    let opts = SolverOptions::with_memory(16 << 20);
     for kind in SolverKind::all() {
         let name = kind.name();
-        let mut s = make::<G>(kind, &opts, plain_heuristic(&opts)).map_err(|e| e.to_string())?;
+        let mut s =
+            make::<G>(kind, &opts, plain_heuristic(&opts.common)).map_err(|e| e.to_string())?;
         let out = s.solve(g, g.to_move(), &Limits::nodes(nodes), &stop, &mut |_| {});
         let mv = out.best.map_or("none".to_string(), |m| g.move_to_gtp(m));
         // Tree nodes plus knowledge-search nodes: a solver that proves the root by its

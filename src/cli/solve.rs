@@ -21,8 +21,9 @@ use crate::game::Color;
 use crate::proof::{self, GameKind, MoveTree, ProofHeader};
 use crate::search::registry::{self, SolverNet};
 use crate::search::solver::{
-    solver_names, Knowledge, MctsPhases, NetMode, SolveEvent, SolveResult, Solver, SolverChoice,
-    SolverGame, SolverKind, SolverOptions, AUTO_SOLVER,
+    solver_names, CommonOptions, DfpnOptions, Knowledge, MctsOptions, MctsPhases, NetMode,
+    SolveEvent, SolveResult, Solver, SolverChoice, SolverGame, SolverKind, SolverOptions,
+    AUTO_SOLVER,
 };
 use crate::search::Limits;
 use crate::sgf::{self, GameTree};
@@ -403,21 +404,31 @@ pub fn run(args: SolveArgs) -> i32 {
         lambda_nodes: args.lambda,
         ..Knowledge::default()
     };
-    let mcts = MctsPhases {
+    let phases = MctsPhases {
         narrow_patterns: args.narrow_patterns,
         root_pn: args.root_pn,
         ..MctsPhases::default()
     };
+    // The flags, each onto the one solver option it sets.
     let opts = SolverOptions {
-        memory_bytes: args.memory_bytes,
-        knowledge,
-        mcts,
-        seed: args.seed,
-        proof_max_nodes: args.proof_max_nodes,
-        threads: args.threads.max(1) as usize,
-        net_mode: args.net_mode,
-        net_depth: args.net_depth,
-        net_children_batch: children_batch,
+        common: CommonOptions {
+            memory_bytes: args.memory_bytes,
+            threads: args.threads.max(1) as usize,
+            seed: args.seed,
+            knowledge,
+            proof_max_nodes: args.proof_max_nodes,
+            ..CommonOptions::default()
+        },
+        mcts: MctsOptions {
+            phases,
+            ..MctsOptions::default()
+        },
+        dfpn: DfpnOptions {
+            net_mode: args.net_mode,
+            net_depth: args.net_depth,
+            net_children_batch: children_batch,
+            ..DfpnOptions::default()
+        },
         ..SolverOptions::default()
     };
     let limits = Limits {
@@ -578,7 +589,7 @@ impl Run {
                 }
                 None => None,
             };
-            self.opts.net_children_batch =
+            self.opts.dfpn.net_children_batch =
                 children_batch(self.args.children_batch, self.net.as_ref());
             self.auto_path = Some(path);
         }
@@ -800,7 +811,7 @@ impl Run {
 }
 
 /// Builds the proof tree of the solver's last win on a helper thread and waits at most
-/// `budget` for it. The solver's own limits ([`SolverOptions::proof_search_nodes`],
+/// `budget` for it. The solver's own limits ([`CommonOptions::proof_search_nodes`],
 /// `max_nodes`) bound the work; the wall-clock budget bounds the wait: past it the
 /// extraction is abandoned (its thread ends by those node limits, its solver is dropped
 /// then). Returns the tree (or why none) and whether the solver came back into `slot`.

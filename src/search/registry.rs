@@ -12,8 +12,8 @@ use super::gomoku::greedy::Greedy;
 use super::gomoku::reference::Ab4;
 use super::solver::net::{NetHeuristic, DEFAULT_CACHE_ENTRIES};
 use super::solver::{
-    make, plain_heuristic, ProofTree, SolveEvent, SolveOutcome, SolveResult, Solver, SolverError,
-    SolverGame, SolverOptions,
+    make, plain_heuristic, CommonOptions, ProofTree, SolveEvent, SolveOutcome, SolveResult, Solver,
+    SolverError, SolverGame, SolverOptions,
 };
 pub use super::solver::{SolverChoice, SolverKind, AUTO_SOLVER};
 use super::solver_player::{SolverPlay, SolverPlayer};
@@ -147,9 +147,9 @@ pub fn build<G: SolverGame>(
     match net {
         Some(net) if spec.heuristic => {
             // The options are checked now, so that errors come at once.
-            make::<G>(kind, opts, plain_heuristic(opts))?;
+            opts.check()?;
             let mut net = net.clone();
-            let threads = opts.threads.max(1);
+            let threads = opts.common.threads.max(1);
             if spec.threaded && threads > 1 {
                 // As many queue workers as the backend keeps batches in flight (1 on the
                 // CPU, 2 on the GPU), so the next batch fills while one runs.
@@ -170,7 +170,7 @@ pub fn build<G: SolverGame>(
                 last_net: false,
             }))
         }
-        _ => make::<G>(kind, opts, plain_heuristic(opts)),
+        _ => make::<G>(kind, opts, plain_heuristic(&opts.common)),
     }
 }
 
@@ -228,7 +228,7 @@ impl<G: SolverGame> NetOrPlain<G> {
                 self.kind.name(),
                 game.name()
             );
-            self.plain = make::<G>(self.kind, &self.opts, plain_heuristic(&self.opts)).ok();
+            self.plain = make::<G>(self.kind, &self.opts, plain_heuristic(&self.opts.common)).ok();
         }
         if self.last_net {
             self.with_net.as_mut()
@@ -278,14 +278,14 @@ impl<G: SolverGame> Solver<G> for NetOrPlain<G> {
     }
 
     fn set_memory(&mut self, bytes: usize) {
-        self.opts.memory_bytes = bytes;
+        self.opts.common.memory_bytes = bytes;
         for s in [&mut self.with_net, &mut self.plain].into_iter().flatten() {
             s.set_memory(bytes);
         }
     }
 
     fn set_threads(&mut self, threads: usize) {
-        self.opts.threads = threads.max(1);
+        self.opts.common.threads = threads.max(1);
         for s in [&mut self.with_net, &mut self.plain].into_iter().flatten() {
             s.set_threads(threads);
         }
@@ -315,7 +315,7 @@ impl Default for PlayerSettings {
         PlayerSettings {
             threads: 1,
             memory_bytes: super::DEFAULT_MEMORY_BYTES,
-            seed: SolverOptions::default().seed,
+            seed: CommonOptions::default().seed,
             net: None,
         }
     }
@@ -329,12 +329,12 @@ pub fn solver_player(
     solver: SolverChoice,
     settings: &PlayerSettings,
 ) -> Option<SolverPlayer<Gomoku>> {
-    let opts = SolverOptions {
+    let opts = SolverOptions::with_common(CommonOptions {
         memory_bytes: settings.memory_bytes,
         seed: settings.seed,
         threads: settings.threads.max(1),
-        ..SolverOptions::default()
-    };
+        ..CommonOptions::default()
+    });
     let s = build::<Gomoku>(solver, &opts, settings.net.as_ref()).ok()?;
     Some(SolverPlayer::new(
         "solver",
@@ -444,10 +444,7 @@ mod tests {
         assert!(net
             .describe()
             .starts_with("random alphazero 9x9 symmetries 1"));
-        let opts = SolverOptions {
-            memory_bytes: 4 << 20,
-            ..SolverOptions::default()
-        };
+        let opts = SolverOptions::with_memory(4 << 20);
         assert!(SolverChoice::parse("nonsense").is_err());
         assert_eq!(
             build::<KillallGo>(SolverChoice::Auto, &opts, Some(&net))

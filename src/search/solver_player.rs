@@ -426,10 +426,7 @@ mod tests {
     use crate::search::solver::{solver_by_name, SolverOptions};
 
     fn opts() -> SolverOptions {
-        SolverOptions {
-            memory_bytes: 4 << 20,
-            ..SolverOptions::default()
-        }
+        SolverOptions::with_memory(4 << 20)
     }
 
     fn play(g: &mut Gomoku, moves: &str) {

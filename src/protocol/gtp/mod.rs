@@ -48,7 +48,7 @@ use crate::engine::solving::{self, lock, SharedSolver};
 use crate::engine::{Engine, EngineEvent};
 use crate::game::{Color, Move, MoveError};
 use crate::search::registry::{self, SolverNet};
-use crate::search::solver::{Solver, SolverChoice, SolverOptions};
+use crate::search::solver::{CommonOptions, Solver, SolverChoice, SolverOptions};
 use crate::search::solver_player::SolverPlay;
 use crate::search::uct::{Uct, UctOptions};
 use crate::search::{Candidate, Limits, SearchEvent, SearchResult, Searcher};
@@ -154,12 +154,12 @@ pub fn run<G: GtpGame, W: Write>(
 
 /// The table options of the GTP solvers.
 fn solver_options(opts: &Options) -> SolverOptions {
-    SolverOptions {
+    SolverOptions::with_common(CommonOptions {
         memory_bytes: opts.memory_bytes,
         seed: opts.seed,
         threads: opts.threads.max(1),
-        ..SolverOptions::default()
-    }
+        ..CommonOptions::default()
+    })
 }
 
 /// How a genmove or an analysis divides its budget with the configured solver.

@@ -19,14 +19,12 @@
 //! searched and the best move. Depth grows by one per iteration until the root is solved,
 //! the limits run out, or `Limits::depth` is reached.
 
-use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
-use super::suite::{result_of, terminal_status, Common};
+use super::suite::tree_solver;
+use super::suite::{terminal_status, Common, TreeSearch};
 use super::tt::{LOSS, NO_MOVE, UNKNOWN, WIN};
-use super::{
-    Evaluation, Heuristic, ProofTree, SolveEvent, SolveOutcome, Solver, SolverGame, SolverOptions,
-};
+use super::{CommonOptions, Evaluation, Heuristic, SolveEvent, SolverGame, SolverKind};
 use crate::game::{Color, Move};
 use crate::search::{Budget, Limits};
 
@@ -42,6 +40,12 @@ pub struct AbSolver<G: SolverGame> {
     aborted: bool,
     last_report: Instant,
     root_best: Move,
+    /// The root's table key, status, the depth of the next iteration and the deepest one
+    /// (of the current solve).
+    root_key: u64,
+    status: i8,
+    depth: u32,
+    max_depth: u32,
 }
 
 /// Unknown entries keep the depth searched in the table's pn field (dn = 1).
@@ -51,7 +55,7 @@ fn unknown_numbers(depth: u32) -> (u64, u64) {
 
 impl<G: SolverGame> AbSolver<G> {
     /// A solver with this heuristic (priors order the moves).
-    pub fn new(opts: SolverOptions, heuristic: Box<dyn Heuristic<G>>) -> Self {
+    pub fn new(opts: CommonOptions, heuristic: Box<dyn Heuristic<G>>) -> Self {
         let bytes = opts.tt_bytes();
         AbSolver {
             c: Common::new(opts, bytes),
@@ -61,6 +65,10 @@ impl<G: SolverGame> AbSolver<G> {
             aborted: false,
             last_report: Instant::now(),
             root_best: NO_MOVE,
+            root_key: 0,
+            status: UNKNOWN,
+            depth: 1,
+            max_depth: MAX_DEPTH,
         }
     }
 
@@ -205,59 +213,64 @@ impl<G: SolverGame> AbSolver<G> {
     }
 }
 
-impl<G: SolverGame> Solver<G> for AbSolver<G> {
-    fn name(&self) -> &'static str {
-        super::SolverKind::Ab.name()
+tree_solver!(AbSolver);
+
+impl<G: SolverGame> TreeSearch<G> for AbSolver<G> {
+    const KIND: SolverKind = SolverKind::Ab;
+    // Its iterations are whole depths: it reports from inside them.
+    const PROGRESS_MASK: Option<u64> = None;
+    const POOL: bool = false;
+
+    fn common(&self) -> &Common<G> {
+        &self.c
     }
 
-    fn solve(
-        &mut self,
-        game: &G,
-        prover: Color,
-        limits: &Limits,
-        stop: &AtomicBool,
-        on_event: &mut dyn FnMut(&SolveEvent),
-    ) -> SolveOutcome {
-        self.c.know_before = self.c.know.nodes;
-        let mut g = game.clone();
-        let hist = self.c.root_hist(&g);
-        let key = self.c.key(&g, prover, hist);
-        let mut budget = Budget::new(limits, stop);
+    fn common_mut(&mut self) -> &mut Common<G> {
+        &mut self.c
+    }
+
+    fn start(&mut self, g: &G, prover: Color, root_key: u64, limits: &Limits) {
+        self.root_key = root_key;
         self.aborted = false;
         self.root_best = NO_MOVE;
         self.last_report = Instant::now();
-        let max_depth = limits.depth.unwrap_or(MAX_DEPTH).max(1);
-        let mut status = terminal_status(&g, prover).unwrap_or(UNKNOWN);
-        let mut depth = 1;
-        while status == UNKNOWN && depth <= max_depth && !budget.exhausted() {
-            status = self.search(&mut g, prover, depth, hist, 0, &mut budget, on_event);
-            if self.aborted {
-                break;
-            }
-            depth += 1;
+        self.max_depth = limits.depth.unwrap_or(MAX_DEPTH).max(1);
+        self.status = terminal_status(g, prover).unwrap_or(UNKNOWN);
+        self.depth = 1;
+    }
+
+    /// One depth: the next iteration of the deepening.
+    fn iterate(
+        &mut self,
+        g: &mut G,
+        prover: Color,
+        root_hist: u64,
+        budget: &mut Budget,
+        on_event: &mut dyn FnMut(&SolveEvent),
+    ) -> bool {
+        if self.depth > self.max_depth {
+            return false;
         }
-        let result = result_of(status);
-        let best = self
-            .c
-            .tt
-            .get(key)
-            .and_then(|e| (e.best != NO_MOVE).then_some(e.best))
-            .or((self.root_best != NO_MOVE).then_some(self.root_best));
-        let stats = self.c.stats(&budget, 0);
-        let report = (None, None);
+        self.status = self.search(g, prover, self.depth, root_hist, 0, budget, on_event);
+        if self.aborted {
+            return false;
+        }
+        self.depth += 1;
+        true
+    }
+
+    fn root_status(&self) -> i8 {
+        self.status
+    }
+
+    /// The move stored for the root, else the best of the last iteration.
+    fn root_best(&self, _root_mover: Color, _prover: Color) -> Option<Move> {
         self.c
-            .finish(game, prover, (result, best), stats, report, on_event)
+            .stored_best(self.root_key)
+            .or((self.root_best != NO_MOVE).then_some(self.root_best))
     }
 
-    fn proof_tree(&mut self) -> Option<ProofTree> {
-        self.c.proof_tree()
-    }
-
-    fn clear(&mut self) {
-        self.c.clear();
-    }
-
-    fn set_memory(&mut self, bytes: usize) {
-        self.c.set_memory(bytes, 1);
+    fn root_report(&self, _root_mover: Color, _prover: Color) -> (Option<(u64, u64)>, Option<f32>) {
+        (None, None)
     }
 }

@@ -28,13 +28,64 @@ use super::proof::{self, satisfies, ProofOracle};
 use super::tt::{self, Tt, INF, NO_MOVE};
 use super::{
     Evaluation, GhiMode, Heuristic, KnowledgeState, NetMode, ProofTree, SolveEvent, SolveOutcome,
-    SolveResult, SolveStats, Solver, SolverGame, SolverOptions,
+    SolveResult, SolveStats, Solver, SolverError, SolverGame,
 };
 use crate::game::{Color, Move};
+use crate::search::solver::CommonOptions;
 use crate::search::{Budget, Limits};
 
-fn opts_ghi_exact(o: &SolverOptions) -> bool {
-    o.ghi == GhiMode::Exact
+/// DFPN's and focused DFPN's own options. `Default` gives the PCN reference settings.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DfpnOptions {
+    /// The 1+ε trick (PCN: 0.25).
+    pub epsilon: f64,
+    /// Focused DFPN window: `focus_base + ceil(focus_ratio · unsolved children)`.
+    pub focus_base: usize,
+    /// See `focus_base` (PCN: 0.1).
+    pub focus_ratio: f64,
+    /// DFPN without a window: initialise pn/dn from the number of legal moves (mobility).
+    pub mobility: bool,
+    /// How focused DFPN uses a network in games with their own move order
+    /// ([`SolverGame::ORDER_HINTS`], Killall-Go); other games always use the paper's rule.
+    pub net_mode: NetMode,
+    /// [`NetMode::Hybrid`]: nodes fewer than this many plies below the root consult the
+    /// network (0: none does).
+    pub net_depth: usize,
+    /// Focused DFPN with a network outside [`NetMode::Hybrid`]: when a node is expanded,
+    /// evaluate all its children in one batch (they are then in the heuristic's cache
+    /// when expanded). Pays off where a batch costs about what one position does (a GPU);
+    /// off by default.
+    pub net_children_batch: bool,
+}
+
+impl Default for DfpnOptions {
+    fn default() -> Self {
+        DfpnOptions {
+            epsilon: 0.25,
+            focus_base: 1,
+            focus_ratio: 0.1,
+            mobility: true,
+            net_mode: NetMode::default(),
+            net_depth: 4,
+            net_children_batch: false,
+        }
+    }
+}
+
+impl DfpnOptions {
+    /// Checks the ranges.
+    pub fn check(&self) -> Result<(), SolverError> {
+        if !(self.epsilon >= 0.0 && self.epsilon <= 10.0) {
+            return Err(SolverError::BadOption(format!("epsilon {}", self.epsilon)));
+        }
+        if !(self.focus_ratio >= 0.0 && self.focus_ratio <= 1.0) {
+            return Err(SolverError::BadOption(format!(
+                "focus ratio {}",
+                self.focus_ratio
+            )));
+        }
+        Ok(())
+    }
 }
 
 /// Weight of the history heuristic: ordering points per doubling of a move's solve count.
@@ -58,7 +109,8 @@ struct Child {
 
 /// DFPN (`heuristic == None`) or focused DFPN.
 pub struct Dfpn<G: SolverGame> {
-    opts: SolverOptions,
+    common: CommonOptions,
+    opts: DfpnOptions,
     heuristic: Option<Box<dyn Heuristic<G>>>,
     know: KnowledgeState,
     tt: Tt,
@@ -86,9 +138,9 @@ pub struct Dfpn<G: SolverGame> {
     /// network in [`NetMode::Paper`] keeps the paper's rules).
     hints: bool,
     /// A network in [`NetMode::Hybrid`]: it only orders the moves of nodes within
-    /// [`SolverOptions::net_depth`] plies of the root; the static rules do the rest.
+    /// [`DfpnOptions::net_depth`] plies of the root; the static rules do the rest.
     hybrid: bool,
-    /// Scratch for [`SolverOptions::net_children_batch`]: the children being evaluated
+    /// Scratch for [`DfpnOptions::net_children_batch`]: the children being evaluated
     /// together, and their evaluations.
     kids: Vec<G>,
     kid_eval: Vec<Evaluation>,
@@ -104,19 +156,24 @@ struct Ctx<'a, 'b> {
 
 impl<G: SolverGame> Dfpn<G> {
     /// A solver; with a heuristic it is focused DFPN.
-    pub fn new(opts: SolverOptions, heuristic: Option<Box<dyn Heuristic<G>>>) -> Self {
-        let know = KnowledgeState::new(opts.knowledge.clone());
-        let tt = Tt::new(opts.tt_bytes());
-        let opts_copy = opts.clone();
+    pub fn new(
+        common: CommonOptions,
+        opts: DfpnOptions,
+        heuristic: Option<Box<dyn Heuristic<G>>>,
+    ) -> Self {
+        let know = KnowledgeState::new(common.knowledge.clone());
+        let tt = Tt::new(common.tt_bytes());
         let own_heuristic = heuristic
             .as_ref()
-            .is_none_or(|h| h.name() == G::default_heuristic(&opts).name());
+            .is_none_or(|h| h.name() == G::default_heuristic(&common).name());
         let network = heuristic
             .as_ref()
             .is_some_and(|h| h.has_cost() || h.value_window());
         // Only networks are slow; the game's own heuristic keeps the exact paper-free path.
         let hybrid = G::ORDER_HINTS && network && opts.net_mode == NetMode::Hybrid;
+        let exact = G::HISTORY_SENSITIVE && common.ghi == GhiMode::Exact;
         Dfpn {
+            common,
             opts,
             heuristic,
             know,
@@ -125,7 +182,7 @@ impl<G: SolverGame> Dfpn<G> {
             moves: Vec::with_capacity(512),
             eval: vec![Evaluation::default()],
             last: None,
-            exact: G::HISTORY_SENSITIVE && opts_ghi_exact(&opts_copy),
+            exact,
             hist: 0,
             know_in_budget: false,
             history: Vec::new(),
@@ -658,11 +715,11 @@ impl<G: SolverGame> Solver<G> for Dfpn<G> {
 
     fn proof_tree(&mut self) -> Option<ProofTree> {
         let (root, prover, result) = self.last.clone()?;
-        let mut know = KnowledgeState::new(self.opts.knowledge.clone());
+        let mut know = KnowledgeState::new(self.common.knowledge.clone());
         let stop = AtomicBool::new(false);
-        let limits = Limits::nodes(self.opts.proof_search_nodes);
-        let max = self.opts.proof_max_nodes;
-        let kb = self.opts.proof_search_nodes;
+        let limits = Limits::nodes(self.common.proof_search_nodes);
+        let max = self.common.proof_max_nodes;
+        let kb = self.common.proof_search_nodes;
         let mut oracle = DfpnOracle::new(self, Budget::new(&limits, &stop));
         proof::build(&root, prover, result, &mut oracle, &mut know, max, kb)
     }
@@ -675,8 +732,8 @@ impl<G: SolverGame> Solver<G> for Dfpn<G> {
     }
 
     fn set_memory(&mut self, bytes: usize) {
-        self.opts.memory_bytes = bytes;
-        self.tt = Tt::new(self.opts.tt_bytes());
+        self.common.memory_bytes = bytes;
+        self.tt = Tt::new(self.common.tt_bytes());
         self.last = None;
     }
 }

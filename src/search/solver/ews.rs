@@ -14,7 +14,7 @@
 //!
 //! Selection always follows the first child. The 1+ε trick: the current first child keeps
 //! its place until another child's key is smaller by the factor `1 + ε`
-//! ([`SolverOptions::epsilon`]), so the search does not thrash between near-equal siblings.
+//! ([`EwsOptions::epsilon`]), so the search does not thrash between near-equal siblings.
 //! Expansion adds every child with terminal checks: a child lost for its mover proves X, a
 //! child won for its mover is dropped, X with no child left is lost.
 //!
@@ -28,13 +28,11 @@
 //! positions go to the transposition table (history-exact keys where superko needs them) and
 //! are reused when a transposition is met. `nodes` counts created children.
 
-use std::sync::atomic::AtomicBool;
-use std::time::Instant;
-
-use super::suite::{good_for, playout, result_of, terminal_status, Common};
+use super::suite::tree_solver;
+use super::suite::{decisive_child, good_for, playout, terminal_status, Common, TreeSearch};
 use super::tt::{NO_MOVE, UNKNOWN, WIN};
 use super::{
-    Evaluation, Heuristic, ProofTree, SolveEvent, SolveOutcome, Solver, SolverGame, SolverOptions,
+    CommonOptions, Evaluation, Heuristic, SolveEvent, SolverError, SolverGame, SolverKind,
 };
 use crate::game::{Color, Move};
 use crate::search::{Budget, Limits};
@@ -80,9 +78,33 @@ impl Node {
     }
 }
 
+/// Expected Work Search's own options. `Default` gives the settings of the suite-II study.
+#[derive(Clone, Debug, PartialEq)]
+pub struct EwsOptions {
+    /// The 1+ε slack of the selection (as DFPN's 1+ε trick; PCN: 0.25).
+    pub epsilon: f64,
+}
+
+impl Default for EwsOptions {
+    fn default() -> Self {
+        EwsOptions { epsilon: 0.25 }
+    }
+}
+
+impl EwsOptions {
+    /// Checks the range.
+    pub fn check(&self) -> Result<(), SolverError> {
+        if !(self.epsilon >= 0.0 && self.epsilon <= 10.0) {
+            return Err(SolverError::BadOption(format!("epsilon {}", self.epsilon)));
+        }
+        Ok(())
+    }
+}
+
 /// The Expected Work Search solver.
 pub struct Ews<G: SolverGame> {
     c: Common<G>,
+    opts: EwsOptions,
     heuristic: Box<dyn Heuristic<G>>,
     /// The heuristic's value is a random playout: use our own playouts (they also measure
     /// the branching).
@@ -101,13 +123,14 @@ pub struct Ews<G: SolverGame> {
 
 impl<G: SolverGame> Ews<G> {
     /// A solver with this heuristic.
-    pub fn new(opts: SolverOptions, heuristic: Box<dyn Heuristic<G>>) -> Self {
-        let half = opts.tt_bytes() / 2;
+    pub fn new(common: CommonOptions, opts: EwsOptions, heuristic: Box<dyn Heuristic<G>>) -> Self {
+        let half = common.tt_bytes() / 2;
         let playouts = matches!(heuristic.name(), "uniform" | "threat");
         Ews {
             max_nodes: (half / std::mem::size_of::<Node>()).max(1024),
-            rng: Rng::new(opts.seed ^ 0xe5_0e5),
-            c: Common::new(opts, half),
+            rng: Rng::new(common.seed ^ 0xe5_0e5),
+            c: Common::new(common, half),
+            opts,
             heuristic,
             playouts,
             nodes: Vec::new(),
@@ -196,7 +219,7 @@ impl<G: SolverGame> Ews<G> {
             }
         }
         let best = best?;
-        let eps = self.c.opts.epsilon;
+        let eps = self.opts.epsilon;
         if n.cur != u16::MAX {
             let cur = n.first as usize + n.cur as usize;
             if cur < n.first as usize + n.count as usize
@@ -328,7 +351,7 @@ impl<G: SolverGame> Ews<G> {
     }
 
     /// One iteration; `false` when the pool is full.
-    fn iterate(&mut self, g: &mut G, prover: Color, root_hist: u64, budget: &mut Budget) -> bool {
+    fn iteration(&mut self, g: &mut G, prover: Color, root_hist: u64, budget: &mut Budget) -> bool {
         self.path.clear();
         self.hists.clear();
         self.path.push(0);
@@ -385,25 +408,21 @@ impl<G: SolverGame> Ews<G> {
         true
     }
 
-    /// A child proven lost for its mover (the move that wins a solved node), or none.
+    /// The child that decides a solved node (proven lost for its own mover), or none.
     fn decisive_move(&self, idx: usize, mover: Color, prover: Color) -> Move {
         if !self.nodes[idx].expanded {
             return NO_MOVE;
         }
-        self.kids(idx)
-            .map(|k| &self.nodes[k])
-            .find(|c| c.status != UNKNOWN && !good_for(c.status, mover.opp(), prover))
-            .map_or(NO_MOVE, |c| c.mv)
+        let kids = self
+            .kids(idx)
+            .map(|k| (self.nodes[k].status, self.nodes[k].mv));
+        decisive_child(kids, mover, prover)
     }
 
-    fn root_best(&self, root_mover: Color, prover: Color) -> Option<Move> {
+    fn best_root_move(&self, root_mover: Color, prover: Color) -> Option<Move> {
         let root = self.nodes.first()?;
         if !root.expanded || root.count == 0 {
-            return self
-                .c
-                .tt
-                .get(self.root_key)
-                .and_then(|e| (e.best != NO_MOVE).then_some(e.best));
+            return self.c.stored_best(self.root_key);
         }
         let d = self.decisive_move(0, root_mover, prover);
         if d != NO_MOVE {
@@ -433,66 +452,59 @@ impl<G: SolverGame> Ews<G> {
     }
 }
 
-impl<G: SolverGame> Solver<G> for Ews<G> {
-    fn name(&self) -> &'static str {
-        super::SolverKind::Ews.name()
+tree_solver!(Ews);
+
+impl<G: SolverGame> TreeSearch<G> for Ews<G> {
+    const KIND: SolverKind = SolverKind::Ews;
+    // Expansions add many nodes at once: the clock is read every iteration.
+    const PROGRESS_MASK: Option<u64> = Some(0);
+    const POOL: bool = true;
+
+    fn common(&self) -> &Common<G> {
+        &self.c
     }
 
-    fn solve(
-        &mut self,
-        game: &G,
-        prover: Color,
-        limits: &Limits,
-        stop: &AtomicBool,
-        on_event: &mut dyn FnMut(&SolveEvent),
-    ) -> SolveOutcome {
-        self.c.know_before = self.c.know.nodes;
-        let mut g = game.clone();
-        let root_mover = g.to_move();
-        let root_hist = self.c.root_hist(&g);
-        self.root_key = self.c.key(&g, prover, root_hist);
+    fn common_mut(&mut self) -> &mut Common<G> {
+        &mut self.c
+    }
+
+    fn start(&mut self, _g: &G, _prover: Color, root_key: u64, _limits: &Limits) {
+        self.root_key = root_key;
         self.nodes.clear();
         self.nodes.push(Node::new(NO_MOVE));
-        let mut budget = Budget::new(limits, stop);
-        let mut last_report = Instant::now();
-        while self.nodes[0].status == UNKNOWN && !budget.exhausted() {
-            if !self.iterate(&mut g, prover, root_hist, &mut budget) {
-                break;
-            }
-            if last_report.elapsed().as_millis() >= 500 {
-                last_report = Instant::now();
-                on_event(&SolveEvent::Progress {
-                    nodes: budget.nodes,
-                    elapsed: budget.elapsed(),
-                    best: self.root_best(root_mover, prover),
-                    pn_dn: None,
-                    value: self.root_value(root_mover, prover),
-                    tt_used: self.c.tt.used(),
-                });
-            }
+    }
+
+    fn iterate(
+        &mut self,
+        g: &mut G,
+        prover: Color,
+        root_hist: u64,
+        budget: &mut Budget,
+        _on_event: &mut dyn FnMut(&SolveEvent),
+    ) -> bool {
+        Self::iteration(self, g, prover, root_hist, budget)
+    }
+
+    fn root_status(&self) -> i8 {
+        self.nodes[0].status
+    }
+
+    fn root_best(&self, root_mover: Color, prover: Color) -> Option<Move> {
+        self.best_root_move(root_mover, prover)
+    }
+
+    fn root_report(&self, root_mover: Color, prover: Color) -> (Option<(u64, u64)>, Option<f32>) {
+        (None, self.root_value(root_mover, prover))
+    }
+
+    fn pool_bytes(&self) -> usize {
+        self.max_nodes * std::mem::size_of::<Node>()
+    }
+
+    fn reset_pool(&mut self, bytes: Option<usize>) {
+        if let Some(b) = bytes {
+            self.max_nodes = (b / std::mem::size_of::<Node>()).max(1024);
         }
-        let result = result_of(self.nodes[0].status);
-        let best = self.root_best(root_mover, prover);
-        let stats = self
-            .c
-            .stats(&budget, self.max_nodes * std::mem::size_of::<Node>());
-        let report = (None, self.root_value(root_mover, prover));
-        self.c
-            .finish(game, prover, (result, best), stats, report, on_event)
-    }
-
-    fn proof_tree(&mut self) -> Option<ProofTree> {
-        self.c.proof_tree()
-    }
-
-    fn clear(&mut self) {
-        self.c.clear();
-        self.nodes = Vec::new();
-    }
-
-    fn set_memory(&mut self, bytes: usize) {
-        let half = self.c.set_memory(bytes, 2);
-        self.max_nodes = (half / std::mem::size_of::<Node>()).max(1024);
         self.nodes = Vec::new();
     }
 }

@@ -26,13 +26,11 @@
 //! One simulation counts as one node. The node pool gets half of the memory budget and the
 //! table the other half; the search stops when the pool is full.
 
-use std::sync::atomic::AtomicBool;
-use std::time::Instant;
-
-use super::suite::{good_for, result_of, terminal_status, Common};
+use super::suite::tree_solver;
+use super::suite::{decisive_child, good_for, terminal_status, Common, TreeSearch};
 use super::tt::{LOSS, NO_MOVE, UNKNOWN, WIN};
 use super::{
-    Evaluation, Heuristic, ProofTree, SolveEvent, SolveOutcome, Solver, SolverGame, SolverOptions,
+    CommonOptions, Evaluation, Heuristic, SolveEvent, SolverError, SolverGame, SolverKind,
 };
 use crate::game::{Color, Move, Outcome};
 use crate::search::{Budget, Limits};
@@ -58,6 +56,38 @@ impl PnBias {
             "sum" | "pnsum" => Some(PnBias::Sum),
             _ => None,
         }
+    }
+}
+
+/// GPN-MCTS's own options. `Default` gives the settings of the suite-II study.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GpnOptions {
+    /// PUCT constant of the selection (the PCN reference solver's 1.5).
+    pub c_puct: f32,
+    /// Weight `C_pn` of the proof-number bias (0 gives plain MCTS; see
+    /// docs/notebook/2026-11-22-solver-suite-ii.md for the tuning run behind the default).
+    pub c_pn: f32,
+    /// The bias function (PNRank, PNMax, PNSum).
+    pub pn_bias: PnBias,
+}
+
+impl Default for GpnOptions {
+    fn default() -> Self {
+        GpnOptions {
+            c_puct: 1.5,
+            c_pn: 0.3,
+            pn_bias: PnBias::default(),
+        }
+    }
+}
+
+impl GpnOptions {
+    /// Checks the ranges.
+    pub fn check(&self) -> Result<(), SolverError> {
+        if !(self.c_pn >= 0.0 && self.c_pn <= 1000.0) {
+            return Err(SolverError::BadOption(format!("c_pn {}", self.c_pn)));
+        }
+        Ok(())
     }
 }
 
@@ -120,6 +150,7 @@ fn solved_pn(status: i8, prover: Color, outcome: Option<Outcome>) -> [f64; 2] {
 /// The GPN-MCTS solver.
 pub struct Gpn<G: SolverGame> {
     c: Common<G>,
+    opts: GpnOptions,
     heuristic: Box<dyn Heuristic<G>>,
     nodes: Vec<Node>,
     max_nodes: usize,
@@ -133,11 +164,12 @@ pub struct Gpn<G: SolverGame> {
 
 impl<G: SolverGame> Gpn<G> {
     /// A solver with this heuristic (priors and values).
-    pub fn new(opts: SolverOptions, heuristic: Box<dyn Heuristic<G>>) -> Self {
-        let half = opts.tt_bytes() / 2;
+    pub fn new(common: CommonOptions, opts: GpnOptions, heuristic: Box<dyn Heuristic<G>>) -> Self {
+        let half = common.tt_bytes() / 2;
         Gpn {
             max_nodes: (half / std::mem::size_of::<Node>()).max(1024),
-            c: Common::new(opts, half),
+            c: Common::new(common, half),
+            opts,
             heuristic,
             nodes: Vec::new(),
             eval: vec![Evaluation::default()],
@@ -295,7 +327,7 @@ impl<G: SolverGame> Gpn<G> {
     fn refresh_bias(&mut self, idx: usize, mover: Color) {
         let me = mover.index();
         let kids = self.kids(idx);
-        let bias = self.c.opts.pn_bias;
+        let bias = self.opts.pn_bias;
         let finite = |n: &Node| n.status == UNKNOWN && n.pn[me].is_finite();
         let (mut min, mut max, mut sum) = (f64::INFINITY, 0.0f64, 0.0f64);
         self.scratch.clear();
@@ -342,7 +374,7 @@ impl<G: SolverGame> Gpn<G> {
         }
         let n = self.nodes[idx];
         let kids = self.kids(idx);
-        let c_pn = self.c.opts.c_pn;
+        let c_pn = self.opts.c_pn;
         let (mut pmin, mut pmax) = (f32::INFINITY, 0.0f32);
         for k in kids.clone() {
             pmin = pmin.min(self.nodes[k].prior);
@@ -372,8 +404,7 @@ impl<G: SolverGame> Gpn<G> {
                 } else {
                     0.0
                 };
-                q + self.c.opts.c_puct * ch.prior * sqrt_n / (1.0 + ch.visits as f32)
-                    + c_pn * ch.bias
+                q + self.opts.c_puct * ch.prior * sqrt_n / (1.0 + ch.visits as f32) + c_pn * ch.bias
             };
             if s > best_s {
                 best_s = s;
@@ -461,24 +492,19 @@ impl<G: SolverGame> Gpn<G> {
 
     /// The child move that decides a solved node (a good child for the mover), or none.
     fn decisive_move(&self, idx: usize, mover: Color, prover: Color) -> Move {
-        let n = &self.nodes[idx];
-        if !n.expanded {
+        if !self.nodes[idx].expanded {
             return NO_MOVE;
         }
-        self.kids(idx)
-            .map(|k| &self.nodes[k])
-            .find(|c| c.status != UNKNOWN && good_for(c.status, mover, prover))
-            .map_or(NO_MOVE, |c| c.mv)
+        let kids = self
+            .kids(idx)
+            .map(|k| (self.nodes[k].status, self.nodes[k].mv));
+        decisive_child(kids, mover, prover)
     }
 
-    fn root_best(&self, root_mover: Color, prover: Color) -> Option<Move> {
+    fn best_root_move(&self, root_mover: Color, prover: Color) -> Option<Move> {
         let root = self.nodes.first()?;
         if !root.expanded || root.count == 0 {
-            return self
-                .c
-                .tt
-                .get(self.root_key)
-                .and_then(|e| (e.best != NO_MOVE).then_some(e.best));
+            return self.c.stored_best(self.root_key);
         }
         self.kids(0)
             .map(|k| &self.nodes[k])
@@ -512,67 +538,60 @@ impl<G: SolverGame> Gpn<G> {
     }
 }
 
-impl<G: SolverGame> Solver<G> for Gpn<G> {
-    fn name(&self) -> &'static str {
-        super::SolverKind::Gpn.name()
+tree_solver!(Gpn);
+
+impl<G: SolverGame> TreeSearch<G> for Gpn<G> {
+    const KIND: SolverKind = SolverKind::Gpn;
+    // A simulation is cheap: the clock is read every 256 of them.
+    const PROGRESS_MASK: Option<u64> = Some(0xff);
+    const POOL: bool = true;
+
+    fn common(&self) -> &Common<G> {
+        &self.c
     }
 
-    fn solve(
-        &mut self,
-        game: &G,
-        prover: Color,
-        limits: &Limits,
-        stop: &AtomicBool,
-        on_event: &mut dyn FnMut(&SolveEvent),
-    ) -> SolveOutcome {
-        self.c.know_before = self.c.know.nodes;
-        let mut g = game.clone();
-        let root_mover = g.to_move();
-        let root_hist = self.c.root_hist(&g);
-        self.root_key = self.c.key(&g, prover, root_hist);
+    fn common_mut(&mut self) -> &mut Common<G> {
+        &mut self.c
+    }
+
+    fn start(&mut self, _g: &G, _prover: Color, root_key: u64, _limits: &Limits) {
+        self.root_key = root_key;
         self.nodes.clear();
         self.nodes.push(Node::new(NO_MOVE, 1.0));
-        let mut budget = Budget::new(limits, stop);
-        let mut last_report = Instant::now();
-        while self.nodes[0].status == UNKNOWN && !budget.exhausted() {
-            budget.nodes += 1;
-            if !self.simulate(&mut g, prover, root_hist) {
-                break;
-            }
-            if budget.nodes & 0xff == 0 && last_report.elapsed().as_millis() >= 500 {
-                last_report = Instant::now();
-                on_event(&SolveEvent::Progress {
-                    nodes: budget.nodes,
-                    elapsed: budget.elapsed(),
-                    best: self.root_best(root_mover, prover),
-                    pn_dn: self.root_pn(prover),
-                    value: self.root_value(prover, root_mover),
-                    tt_used: self.c.tt.used(),
-                });
-            }
+    }
+
+    fn iterate(
+        &mut self,
+        g: &mut G,
+        prover: Color,
+        root_hist: u64,
+        budget: &mut Budget,
+        _on_event: &mut dyn FnMut(&SolveEvent),
+    ) -> bool {
+        budget.nodes += 1;
+        self.simulate(g, prover, root_hist)
+    }
+
+    fn root_status(&self) -> i8 {
+        self.nodes[0].status
+    }
+
+    fn root_best(&self, root_mover: Color, prover: Color) -> Option<Move> {
+        self.best_root_move(root_mover, prover)
+    }
+
+    fn root_report(&self, root_mover: Color, prover: Color) -> (Option<(u64, u64)>, Option<f32>) {
+        (self.root_pn(prover), self.root_value(prover, root_mover))
+    }
+
+    fn pool_bytes(&self) -> usize {
+        self.max_nodes * std::mem::size_of::<Node>()
+    }
+
+    fn reset_pool(&mut self, bytes: Option<usize>) {
+        if let Some(b) = bytes {
+            self.max_nodes = (b / std::mem::size_of::<Node>()).max(1024);
         }
-        let result = result_of(self.nodes[0].status);
-        let best = self.root_best(root_mover, prover);
-        let stats = self
-            .c
-            .stats(&budget, self.max_nodes * std::mem::size_of::<Node>());
-        let report = (self.root_pn(prover), self.root_value(prover, root_mover));
-        self.c
-            .finish(game, prover, (result, best), stats, report, on_event)
-    }
-
-    fn proof_tree(&mut self) -> Option<ProofTree> {
-        self.c.proof_tree()
-    }
-
-    fn clear(&mut self) {
-        self.c.clear();
-        self.nodes = Vec::new();
-    }
-
-    fn set_memory(&mut self, bytes: usize) {
-        let half = self.c.set_memory(bytes, 2);
-        self.max_nodes = (half / std::mem::size_of::<Node>()).max(1024);
         self.nodes = Vec::new();
     }
 }

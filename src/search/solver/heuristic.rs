@@ -6,7 +6,7 @@
 //! [`crate::search::gomoku::greedy::cell_score`], optionally mixed with the learned pattern policy of
 //! [`crate::search::gomoku::patpolicy`]; a static value from the threat scores).
 
-use super::SolverOptions;
+use super::CommonOptions;
 use crate::game::gomoku::pattern::EMPTY;
 use crate::game::gomoku::Gomoku;
 use crate::game::{Game, Move, Outcome};
@@ -126,7 +126,7 @@ pub struct UniformPlayout {
 
 impl UniformPlayout {
     /// Seeded from `opts.seed`; playouts of at most `opts.playout_plies` plies.
-    pub fn new(opts: &SolverOptions) -> Self {
+    pub fn new(opts: &CommonOptions) -> Self {
         UniformPlayout {
             rng: Rng::new(opts.seed ^ 0x5eed_0001),
             plies: opts.playout_plies,
@@ -189,7 +189,7 @@ impl ThreatPriors {
     /// A heuristic for `opts` (deterministic: it has no random part). With
     /// `opts.knowledge.patterns` > 0 the learned pattern policy
     /// ([`crate::search::gomoku::patpolicy`]) takes that share of the prior.
-    pub fn new(opts: &SolverOptions) -> Self {
+    pub fn new(opts: &CommonOptions) -> Self {
         let w = opts.knowledge.patterns;
         let patterns = if w > 0.0 {
             BUILTIN.as_ref().map(|p| (p, w.min(1.0)))
@@ -306,13 +306,13 @@ mod tests {
     use crate::game::gomoku::Rule;
     use crate::search::solver::knowledge::Knowledge;
 
-    fn opts(patterns: f32) -> SolverOptions {
-        SolverOptions {
+    fn opts(patterns: f32) -> CommonOptions {
+        CommonOptions {
             knowledge: Knowledge {
                 patterns,
                 ..Knowledge::default()
             },
-            ..SolverOptions::default()
+            ..CommonOptions::default()
         }
     }
 

@@ -10,7 +10,7 @@
 //! has a board move). [`move_score`] encodes that as a cheap static score per move.
 
 use super::heuristic::random_playout;
-use super::{Evaluation, Heuristic, SolverGame, SolverOptions};
+use super::{CommonOptions, Evaluation, Heuristic, SolverGame};
 use crate::game::go::board::{cv, Board, EMPTY, WALL};
 use crate::game::killallgo::KillallGo;
 use crate::game::{Color, Game, Move};
@@ -63,7 +63,7 @@ impl SolverGame for KillallGo {
         }));
     }
 
-    fn default_heuristic(opts: &SolverOptions) -> Box<dyn Heuristic<Self>> {
+    fn default_heuristic(opts: &CommonOptions) -> Box<dyn Heuristic<Self>> {
         Box::new(KillallGoPriors::new(opts))
     }
 }
@@ -153,7 +153,7 @@ pub struct KillallGoPriors {
 
 impl KillallGoPriors {
     /// Seeded from `opts.seed`; playouts of at most `opts.playout_plies` plies.
-    pub fn new(opts: &SolverOptions) -> Self {
+    pub fn new(opts: &CommonOptions) -> Self {
         KillallGoPriors {
             rng: Rng::new(opts.seed ^ 0x5eed_0003),
             plies: opts.playout_plies,

@@ -5,7 +5,7 @@
 use std::sync::atomic::AtomicBool;
 
 use super::heuristic::ThreatPriors;
-use super::{Heuristic, SolverGame, SolverKind, SolverOptions};
+use super::{CommonOptions, Heuristic, MctsPhases, SolverGame, SolverKind};
 use crate::game::gomoku::pattern::Pattern;
 use crate::game::gomoku::{Gomoku, Rule};
 use crate::game::{Game, Move, Outcome};
@@ -344,8 +344,55 @@ impl SolverGame for Gomoku {
         }
     }
 
-    fn default_heuristic(opts: &SolverOptions) -> Box<dyn Heuristic<Self>> {
+    fn default_heuristic(opts: &CommonOptions) -> Box<dyn Heuristic<Self>> {
         Box::new(ThreatPriors::new(opts))
+    }
+
+    /// With learned priors (a network) both stages as configured: VCT at a prover node's
+    /// second visit, the pass-threat zone at a defender node's `defence_visits`-th. With the
+    /// static heuristics VCT runs at once (the static priors cannot steer the search to where
+    /// a deferred VCT would pay; see docs/notebook/2026-11-22-gomoku-strength.md) and the
+    /// zone at a defender node's second visit, where the reply value is refreshed.
+    fn mcts_knowledge(learned: bool, k: &Knowledge) -> Knowledge {
+        if !learned {
+            Knowledge {
+                defer_vct: false,
+                defence_visits: 1,
+                ..k.clone()
+            }
+        } else {
+            k.clone()
+        }
+    }
+
+    /// With the static heuristics under the reply value (no network) and
+    /// [`Knowledge::lambda_nodes`] set. The two searches solve different problems
+    /// (docs/notebook/2026-11-25-thirteenth-session-narrowed-search.md): the narrowed one
+    /// spreads its visits over the prover's threats and proves some that the plain one cannot
+    /// reach before its pool fills.
+    fn mcts_narrowing(learned: bool, reply_value: bool, k: &Knowledge) -> bool {
+        !learned && reply_value && k.lambda_nodes > 0
+    }
+
+    /// The threat priors with [`MctsPhases::narrow_patterns`] as the pattern policy's share,
+    /// where that differs from the first phase's ([`Knowledge::patterns`]) and is not 0.
+    fn narrowed_heuristic(
+        opts: &CommonOptions,
+        phases: &MctsPhases,
+    ) -> Option<Box<dyn Heuristic<Self>>> {
+        let share = phases.narrow_patterns;
+        if share > 0.0 && share != opts.knowledge.patterns {
+            let narrowed = CommonOptions {
+                knowledge: Knowledge {
+                    patterns: share,
+                    ..opts.knowledge.clone()
+                },
+                ..opts.clone()
+            };
+            Some(Self::default_heuristic(&narrowed))
+        } else {
+            None
+        }
     }
 }
 
@@ -545,4 +592,44 @@ fn bounded(
 /// Whether `rule` is the PCN paper's 4T knowledge rule set.
 pub fn is_four_t(rule: Rule) -> bool {
     rule == Rule::FourT
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn static_heuristics_run_vct_at_once_and_the_zone_at_the_second_visit() {
+        let k = Knowledge::default();
+        let s = Gomoku::mcts_knowledge(false, &k);
+        assert!(!s.defer_vct);
+        assert_eq!(s.defence_visits, 1);
+        assert_eq!(s.defence, k.defence);
+        let n = Gomoku::mcts_knowledge(true, &k);
+        assert_eq!(n, k);
+        // The static threat priors are such a heuristic.
+        assert!(!Gomoku::default_heuristic(&CommonOptions::default()).learned());
+    }
+
+    #[test]
+    fn the_narrowed_phase_runs_without_a_network_and_mixes_in_the_policy() {
+        let k = Knowledge::default();
+        assert!(Gomoku::mcts_narrowing(false, true, &k));
+        assert!(!Gomoku::mcts_narrowing(true, true, &k));
+        assert!(!Gomoku::mcts_narrowing(false, false, &k));
+        let off = Knowledge {
+            lambda_nodes: 0,
+            ..k.clone()
+        };
+        assert!(!Gomoku::mcts_narrowing(false, true, &off));
+        let common = CommonOptions::default();
+        let phases = MctsPhases::default();
+        assert!(phases.narrow_patterns > 0.0);
+        assert!(Gomoku::narrowed_heuristic(&common, &phases).is_some());
+        let same = MctsPhases {
+            narrow_patterns: common.knowledge.patterns,
+            ..phases
+        };
+        assert!(Gomoku::narrowed_heuristic(&common, &same).is_none());
+    }
 }

@@ -32,6 +32,7 @@ pub mod killallgo;
 pub mod knowledge;
 pub mod mcts;
 pub mod net;
+pub mod options;
 pub mod ppn;
 mod proof;
 mod suite;
@@ -45,11 +46,15 @@ use thiserror::Error;
 use super::Limits;
 use crate::game::{Color, Game, Move, Outcome};
 
-pub use gpn::PnBias;
+pub use dfpn::DfpnOptions;
+pub use ews::EwsOptions;
+pub use gpn::{GpnOptions, PnBias};
+pub use options::{CommonOptions, SolverOptions};
+pub use ppn::PpnOptions;
 
 pub use heuristic::{CostModel, Evaluation, Heuristic};
 pub use knowledge::{Knowledge, KnowledgeState};
-pub use mcts::MctsPhases;
+pub use mcts::{MctsOptions, MctsPhases};
 
 /// The solvers. A new solver gets a variant here, a row in [`SOLVERS`] and an arm in
 /// [`SolverKind::construct`] (the compiler and a unit test check all three).
@@ -80,9 +85,9 @@ pub struct SolverSpec {
     pub name: &'static str,
     /// Whether it uses a [`Heuristic`] (and so a network): all but plain DFPN.
     pub heuristic: bool,
-    /// Whether it runs several search threads ([`SolverOptions::threads`]).
+    /// Whether it runs several search threads ([`CommonOptions::threads`]).
     pub threaded: bool,
-    /// Whether it reads [`SolverOptions::net_mode`] and [`SolverOptions::net_depth`].
+    /// Whether it reads [`DfpnOptions::net_mode`] and [`DfpnOptions::net_depth`].
     pub net_mode: bool,
 }
 
@@ -169,20 +174,24 @@ impl SolverKind {
         self.spec().name
     }
 
-    /// The solver's constructor, with `heuristic` as its heuristic (ignored by plain DFPN).
+    /// The solver's constructor, with `heuristic` as its heuristic (ignored by plain DFPN):
+    /// it gets the common options and its own part of `opts`, nothing else.
     fn construct<G: SolverGame>(
         self,
         opts: &SolverOptions,
         heuristic: Box<dyn Heuristic<G>>,
     ) -> Box<dyn Solver<G>> {
+        let common = opts.common.clone();
         match self {
-            SolverKind::Mcts => Box::new(mcts::Mcts::new(opts.clone(), heuristic)),
-            SolverKind::Dfpn => Box::new(dfpn::Dfpn::new(opts.clone(), None)),
-            SolverKind::Fdfpn => Box::new(dfpn::Dfpn::new(opts.clone(), Some(heuristic))),
-            SolverKind::Gpn => Box::new(gpn::Gpn::new(opts.clone(), heuristic)),
-            SolverKind::Ews => Box::new(ews::Ews::new(opts.clone(), heuristic)),
-            SolverKind::Ppn => Box::new(ppn::Ppn::new(opts.clone(), heuristic)),
-            SolverKind::Ab => Box::new(absolver::AbSolver::new(opts.clone(), heuristic)),
+            SolverKind::Mcts => Box::new(mcts::Mcts::new(common, opts.mcts.clone(), heuristic)),
+            SolverKind::Dfpn => Box::new(dfpn::Dfpn::new(common, opts.dfpn.clone(), None)),
+            SolverKind::Fdfpn => {
+                Box::new(dfpn::Dfpn::new(common, opts.dfpn.clone(), Some(heuristic)))
+            }
+            SolverKind::Gpn => Box::new(gpn::Gpn::new(common, opts.gpn.clone(), heuristic)),
+            SolverKind::Ews => Box::new(ews::Ews::new(common, opts.ews.clone(), heuristic)),
+            SolverKind::Ppn => Box::new(ppn::Ppn::new(common, opts.ppn.clone(), heuristic)),
+            SolverKind::Ab => Box::new(absolver::AbSolver::new(common, heuristic)),
         }
     }
 }
@@ -376,67 +385,14 @@ pub enum GhiMode {
     Paper,
 }
 
-/// Options shared by the solvers. `Default` gives the PCN reference settings.
-#[derive(Clone, Debug, PartialEq)]
-pub struct SolverOptions {
-    /// Transposition-table budget in bytes (0: [`crate::search::DEFAULT_MEMORY_BYTES`]).
-    pub memory_bytes: usize,
-    /// Domain knowledge (Gomoku threat search).
-    pub knowledge: Knowledge,
-    /// MCTS: the phases after the first search (Gomoku's narrowed phase).
-    pub mcts: MctsPhases,
-    /// Heuristic when none is plugged in.
-    pub heuristic: HeuristicKind,
-    /// Graph-history interaction handling (Killall-Go).
-    pub ghi: GhiMode,
-    /// Seed of every random choice (playouts, tie breaks).
-    pub seed: u64,
-    /// DFPN 1+ε trick (PCN: 0.25).
-    pub epsilon: f64,
-    /// Focused DFPN window: `focus_base + ceil(focus_ratio · unsolved children)`.
-    pub focus_base: usize,
-    /// See `focus_base` (PCN: 0.1).
-    pub focus_ratio: f64,
-    /// DFPN without a window: initialise pn/dn from the number of legal moves (mobility).
-    pub mobility: bool,
-    /// MCTS PUCT constant (PCN: 1.5).
-    pub c_puct: f32,
-    /// Maximum playout length in plies (MCTS random-playout values).
-    pub playout_plies: usize,
-    /// Node budget of the re-searches that [`Solver::proof_tree`] may need.
-    pub proof_search_nodes: u64,
-    /// Largest proof tree [`Solver::proof_tree`] builds (nodes); larger gives `None`.
-    pub proof_max_nodes: usize,
-    /// GPN-MCTS: weight `C_pn` of the proof-number bias (0 gives plain MCTS; see
-    /// docs/notebook/2026-11-22-solver-suite-ii.md for the tuning run behind the default).
-    pub c_pn: f32,
-    /// GPN-MCTS: the bias function (PNRank, PNMax, PNSum).
-    pub pn_bias: PnBias,
-    /// PPN: leaf probabilities are clamped to `[θ, 1 − θ]`.
-    pub ppn_theta: f64,
-    /// Search threads (MCTS shares one tree between them; DFPN is single-threaded).
-    pub threads: usize,
-    /// How focused DFPN uses a network in games with their own move order
-    /// ([`SolverGame::ORDER_HINTS`], Killall-Go); other games always use the paper's rule.
-    pub net_mode: NetMode,
-    /// [`NetMode::Hybrid`]: nodes fewer than this many plies below the root consult the
-    /// network (0: none does).
-    pub net_depth: usize,
-    /// Focused DFPN with a network outside [`NetMode::Hybrid`]: when a node is expanded,
-    /// evaluate all its children in one batch (they are then in the heuristic's cache
-    /// when expanded). Pays off where a batch costs about what one position does (a GPU);
-    /// off by default.
-    pub net_children_batch: bool,
-}
-
-/// How focused DFPN uses a network (see [`SolverOptions::net_mode`]).
+/// How focused DFPN uses a network (see [`DfpnOptions::net_mode`]).
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Default)]
 pub enum NetMode {
     /// The PCN paper's rule: the network at every node, pn/dn initialised from its costs,
     /// a focus window over its priors.
     Paper,
     /// The game's cheap static order and initial numbers everywhere, with the network's
-    /// priors taking over the move order in the top [`SolverOptions::net_depth`] plies. On
+    /// priors taking over the move order in the top [`DfpnOptions::net_depth`] plies. On
     /// a CPU a network evaluation costs as much as tens of static nodes, so the paper's rule
     /// spends most of the time on nodes that are proven or refuted at once; the top plies
     /// are few, and their order decides where everything below is spent.
@@ -460,45 +416,6 @@ impl std::str::FromStr for NetMode {
 
     fn from_str(s: &str) -> Result<NetMode, String> {
         NetMode::parse(s).ok_or_else(|| format!("expected hybrid or paper, not '{s}'"))
-    }
-}
-
-impl Default for SolverOptions {
-    fn default() -> Self {
-        SolverOptions {
-            memory_bytes: 0,
-            knowledge: Knowledge::default(),
-            mcts: MctsPhases::default(),
-            heuristic: HeuristicKind::Default,
-            ghi: GhiMode::Exact,
-            seed: 1,
-            epsilon: 0.25,
-            focus_base: 1,
-            focus_ratio: 0.1,
-            mobility: true,
-            c_puct: 1.5,
-            playout_plies: 400,
-            proof_search_nodes: 2_000_000,
-            proof_max_nodes: 5_000_000,
-            c_pn: 0.3,
-            pn_bias: PnBias::default(),
-            ppn_theta: 0.02,
-            threads: 1,
-            net_mode: NetMode::default(),
-            net_depth: 4,
-            net_children_batch: false,
-        }
-    }
-}
-
-impl SolverOptions {
-    /// The transposition-table budget in bytes (the default when 0).
-    pub fn tt_bytes(&self) -> usize {
-        if self.memory_bytes == 0 {
-            crate::search::DEFAULT_MEMORY_BYTES
-        } else {
-            self.memory_bytes
-        }
     }
 }
 
@@ -597,6 +514,33 @@ pub trait SolverGame: Game {
         false
     }
 
+    /// The knowledge options the MCTS solver runs with, `k` being the configured ones and
+    /// `learned` whether its heuristic is learned ([`Heuristic::learned`]): a game may stage
+    /// its costly searches differently when its static priors cannot steer the search.
+    /// Defaults to `k` as configured.
+    fn mcts_knowledge(_learned: bool, k: &Knowledge) -> Knowledge {
+        k.clone()
+    }
+
+    /// Whether the MCTS solver, after a first search that filled its node pool without a
+    /// result (and with budget left), runs a second one with the prover's moves narrowed
+    /// ([`SolverGame::narrow_prover_moves`]). `learned`: [`Heuristic::learned`];
+    /// `reply_value`: whether values at the opponent's nodes come from the replies left
+    /// unproven. Defaults to never.
+    fn mcts_narrowing(_learned: bool, _reply_value: bool, _k: &Knowledge) -> bool {
+        false
+    }
+
+    /// The heuristic of the MCTS solver's narrowed phase where it is to differ from the
+    /// game's own default heuristic with `opts` (which the first phase runs with), or `None`
+    /// to keep that one. Only asked when the solver runs the game's own heuristic.
+    fn narrowed_heuristic(
+        _opts: &CommonOptions,
+        _phases: &MctsPhases,
+    ) -> Option<Box<dyn Heuristic<Self>>> {
+        None
+    }
+
     /// Whether [`SolverGame::quick_win`] can ever succeed (DFPN then probes the table of
     /// the opponent's children at once, before trying it, instead of in a batched pass).
     const QUICK_WINS: bool = false;
@@ -652,7 +596,7 @@ pub trait SolverGame: Game {
     }
 
     /// The heuristic used by MCTS and focused DFPN when none is plugged in.
-    fn default_heuristic(opts: &SolverOptions) -> Box<dyn Heuristic<Self>>;
+    fn default_heuristic(opts: &CommonOptions) -> Box<dyn Heuristic<Self>>;
 }
 
 /// A solver for game `G`. One solver object is reused across problems (its tables persist
@@ -675,7 +619,7 @@ pub trait Solver<G: SolverGame>: Send {
     /// After a proven [`Solver::solve`] (win or loss): the complete solution tree of that
     /// result, built from the solver's tables and re-searching sub-positions where needed.
     /// `None` when the last result was unknown or the tree could not be completed within
-    /// [`SolverOptions::proof_search_nodes`] / [`SolverOptions::proof_max_nodes`].
+    /// [`CommonOptions::proof_search_nodes`] / [`CommonOptions::proof_max_nodes`].
     fn proof_tree(&mut self) -> Option<ProofTree>;
 
     /// Forgets all tables (new game).
@@ -689,35 +633,12 @@ pub trait Solver<G: SolverGame>: Send {
     fn set_threads(&mut self, _threads: usize) {}
 }
 
-/// The heuristic a solver uses when none is plugged in ([`SolverOptions::heuristic`]).
-pub fn plain_heuristic<G: SolverGame>(opts: &SolverOptions) -> Box<dyn Heuristic<G>> {
+/// The heuristic a solver uses when none is plugged in ([`CommonOptions::heuristic`]).
+pub fn plain_heuristic<G: SolverGame>(opts: &CommonOptions) -> Box<dyn Heuristic<G>> {
     match opts.heuristic {
         HeuristicKind::Default => G::default_heuristic(opts),
         HeuristicKind::Uniform => Box::new(heuristic::UniformPlayout::new(opts)),
     }
-}
-
-/// Checks the ranges of the options the solvers read.
-fn check_options(opts: &SolverOptions) -> Result<(), SolverError> {
-    if !(opts.epsilon >= 0.0 && opts.epsilon <= 10.0) {
-        return Err(SolverError::BadOption(format!("epsilon {}", opts.epsilon)));
-    }
-    if !(opts.focus_ratio >= 0.0 && opts.focus_ratio <= 1.0) {
-        return Err(SolverError::BadOption(format!(
-            "focus ratio {}",
-            opts.focus_ratio
-        )));
-    }
-    if !(opts.c_pn >= 0.0 && opts.c_pn <= 1000.0) {
-        return Err(SolverError::BadOption(format!("c_pn {}", opts.c_pn)));
-    }
-    if !(opts.ppn_theta > 0.0 && opts.ppn_theta < 0.5) {
-        return Err(SolverError::BadOption(format!(
-            "ppn theta {}",
-            opts.ppn_theta
-        )));
-    }
-    Ok(())
 }
 
 /// Solver `kind` with `heuristic` (ignored by plain DFPN), after checking the options. The
@@ -728,7 +649,7 @@ pub fn make<G: SolverGame>(
     opts: &SolverOptions,
     heuristic: Box<dyn Heuristic<G>>,
 ) -> Result<Box<dyn Solver<G>>, SolverError> {
-    check_options(opts)?;
+    opts.check()?;
     Ok(kind.construct(opts, heuristic))
 }
 
@@ -738,7 +659,7 @@ pub fn solver_by_name<G: SolverGame>(
     opts: &SolverOptions,
 ) -> Result<Box<dyn Solver<G>>, SolverError> {
     let kind = SolverChoice::parse(name)?.resolve::<G>();
-    make(kind, opts, plain_heuristic(opts))
+    make(kind, opts, plain_heuristic(&opts.common))
 }
 
 /// A solver by name (`auto` allowed) with a given heuristic.

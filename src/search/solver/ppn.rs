@@ -3,7 +3,7 @@
 //! One number per node: `p`, the probability that the prover wins there. A new child gets
 //! the heuristic's value mapped to the prover's win probability (`(v + 1) / 2`; with the
 //! no-network heuristics that is a random playout) clamped to `[θ, 1 − θ]`
-//! ([`SolverOptions::ppn_theta`]); a finished game gets 1 (prover win) or 0. Interior nodes:
+//! ([`PpnOptions::theta`]); a finished game gets 1 (prover win) or 0. Interior nodes:
 //! OR (prover to move) `p = 1 − Π (1 − p_c)`, AND `p = Π p_c`, children taken as independent.
 //! Each iteration descends from the root through the unsolved child of **largest** `p` at OR
 //! nodes and **smallest** `p` at AND nodes, expands the leaf (all children, each evaluated),
@@ -14,13 +14,11 @@
 //! evaluated) children. The node pool gets half of the memory budget, the table the other
 //! half; the search stops when the pool is full.
 
-use std::sync::atomic::AtomicBool;
-use std::time::Instant;
-
-use super::suite::{good_for, result_of, terminal_status, Common};
+use super::suite::tree_solver;
+use super::suite::{decisive_child, terminal_status, Common, TreeSearch};
 use super::tt::{LOSS, NO_MOVE, UNKNOWN, WIN};
 use super::{
-    Evaluation, Heuristic, ProofTree, SolveEvent, SolveOutcome, Solver, SolverGame, SolverOptions,
+    CommonOptions, Evaluation, Heuristic, SolveEvent, SolverError, SolverGame, SolverKind,
 };
 use crate::game::{Color, Move};
 use crate::search::{Budget, Limits};
@@ -57,9 +55,33 @@ fn p_of(status: i8) -> f64 {
     }
 }
 
+/// PPN's own options. `Default` gives the settings of the suite-II study.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PpnOptions {
+    /// Leaf probabilities are clamped to `[θ, 1 − θ]`.
+    pub theta: f64,
+}
+
+impl Default for PpnOptions {
+    fn default() -> Self {
+        PpnOptions { theta: 0.02 }
+    }
+}
+
+impl PpnOptions {
+    /// Checks the range (0 < θ < 0.5).
+    pub fn check(&self) -> Result<(), SolverError> {
+        if !(self.theta > 0.0 && self.theta < 0.5) {
+            return Err(SolverError::BadOption(format!("ppn theta {}", self.theta)));
+        }
+        Ok(())
+    }
+}
+
 /// The PPN solver.
 pub struct Ppn<G: SolverGame> {
     c: Common<G>,
+    opts: PpnOptions,
     heuristic: Box<dyn Heuristic<G>>,
     nodes: Vec<Node>,
     max_nodes: usize,
@@ -72,11 +94,12 @@ pub struct Ppn<G: SolverGame> {
 
 impl<G: SolverGame> Ppn<G> {
     /// A solver with this heuristic (its values initialise the leaves).
-    pub fn new(opts: SolverOptions, heuristic: Box<dyn Heuristic<G>>) -> Self {
-        let half = opts.tt_bytes() / 2;
+    pub fn new(common: CommonOptions, opts: PpnOptions, heuristic: Box<dyn Heuristic<G>>) -> Self {
+        let half = common.tt_bytes() / 2;
         Ppn {
             max_nodes: (half / std::mem::size_of::<Node>()).max(1024),
-            c: Common::new(opts, half),
+            c: Common::new(common, half),
+            opts,
             heuristic,
             nodes: Vec::new(),
             eval: vec![Evaluation::default()],
@@ -159,7 +182,7 @@ impl<G: SolverGame> Ppn<G> {
         if self.nodes.len() + self.moves.len() > self.max_nodes {
             return None;
         }
-        let theta = self.c.opts.ppn_theta;
+        let theta = self.opts.theta;
         let first = self.nodes.len() as u32;
         let moves = std::mem::take(&mut self.moves);
         // Children to evaluate, as one batch (a network evaluates them together).
@@ -228,7 +251,7 @@ impl<G: SolverGame> Ppn<G> {
     }
 
     /// One iteration; `false` when the pool is full.
-    fn iterate(&mut self, g: &mut G, prover: Color, root_hist: u64, budget: &mut Budget) -> bool {
+    fn iteration(&mut self, g: &mut G, prover: Color, root_hist: u64, budget: &mut Budget) -> bool {
         self.path.clear();
         self.hists.clear();
         self.path.push(0);
@@ -290,20 +313,16 @@ impl<G: SolverGame> Ppn<G> {
         if !self.nodes[idx].expanded {
             return NO_MOVE;
         }
-        self.kids(idx)
-            .map(|k| &self.nodes[k])
-            .find(|c| c.status != UNKNOWN && good_for(c.status, mover, prover))
-            .map_or(NO_MOVE, |c| c.mv)
+        let kids = self
+            .kids(idx)
+            .map(|k| (self.nodes[k].status, self.nodes[k].mv));
+        decisive_child(kids, mover, prover)
     }
 
-    fn root_best(&self, root_mover: Color, prover: Color) -> Option<Move> {
+    fn best_root_move(&self, root_mover: Color, prover: Color) -> Option<Move> {
         let root = self.nodes.first()?;
         if !root.expanded || root.count == 0 {
-            return self
-                .c
-                .tt
-                .get(self.root_key)
-                .and_then(|e| (e.best != NO_MOVE).then_some(e.best));
+            return self.c.stored_best(self.root_key);
         }
         let d = self.decisive_move(0, root_mover, prover);
         if d != NO_MOVE {
@@ -317,67 +336,59 @@ impl<G: SolverGame> Ppn<G> {
     }
 }
 
-impl<G: SolverGame> Solver<G> for Ppn<G> {
-    fn name(&self) -> &'static str {
-        super::SolverKind::Ppn.name()
+tree_solver!(Ppn);
+
+impl<G: SolverGame> TreeSearch<G> for Ppn<G> {
+    const KIND: SolverKind = SolverKind::Ppn;
+    // Expansions add many nodes at once: the clock is read every iteration.
+    const PROGRESS_MASK: Option<u64> = Some(0);
+    const POOL: bool = true;
+
+    fn common(&self) -> &Common<G> {
+        &self.c
     }
 
-    fn solve(
-        &mut self,
-        game: &G,
-        prover: Color,
-        limits: &Limits,
-        stop: &AtomicBool,
-        on_event: &mut dyn FnMut(&SolveEvent),
-    ) -> SolveOutcome {
-        self.c.know_before = self.c.know.nodes;
-        let mut g = game.clone();
-        let root_mover = g.to_move();
-        let root_hist = self.c.root_hist(&g);
-        self.root_key = self.c.key(&g, prover, root_hist);
+    fn common_mut(&mut self) -> &mut Common<G> {
+        &mut self.c
+    }
+
+    fn start(&mut self, _g: &G, _prover: Color, root_key: u64, _limits: &Limits) {
+        self.root_key = root_key;
         self.nodes.clear();
         self.nodes.push(Node::new(NO_MOVE, 0.5));
-        let mut budget = Budget::new(limits, stop);
-        let mut last_report = Instant::now();
-        // Expansions add many nodes at once: read the clock every iteration.
-        while self.nodes[0].status == UNKNOWN && !budget.exhausted() {
-            if !self.iterate(&mut g, prover, root_hist, &mut budget) {
-                break;
-            }
-            if last_report.elapsed().as_millis() >= 500 {
-                last_report = Instant::now();
-                on_event(&SolveEvent::Progress {
-                    nodes: budget.nodes,
-                    elapsed: budget.elapsed(),
-                    best: self.root_best(root_mover, prover),
-                    pn_dn: None,
-                    value: Some(self.nodes[0].p as f32 * 2.0 - 1.0),
-                    tt_used: self.c.tt.used(),
-                });
-            }
+    }
+
+    fn iterate(
+        &mut self,
+        g: &mut G,
+        prover: Color,
+        root_hist: u64,
+        budget: &mut Budget,
+        _on_event: &mut dyn FnMut(&SolveEvent),
+    ) -> bool {
+        Self::iteration(self, g, prover, root_hist, budget)
+    }
+
+    fn root_status(&self) -> i8 {
+        self.nodes[0].status
+    }
+
+    fn root_best(&self, root_mover: Color, prover: Color) -> Option<Move> {
+        self.best_root_move(root_mover, prover)
+    }
+
+    fn root_report(&self, _root_mover: Color, _prover: Color) -> (Option<(u64, u64)>, Option<f32>) {
+        (None, Some(self.nodes[0].p as f32 * 2.0 - 1.0))
+    }
+
+    fn pool_bytes(&self) -> usize {
+        self.max_nodes * std::mem::size_of::<Node>()
+    }
+
+    fn reset_pool(&mut self, bytes: Option<usize>) {
+        if let Some(b) = bytes {
+            self.max_nodes = (b / std::mem::size_of::<Node>()).max(1024);
         }
-        let result = result_of(self.nodes[0].status);
-        let best = self.root_best(root_mover, prover);
-        let stats = self
-            .c
-            .stats(&budget, self.max_nodes * std::mem::size_of::<Node>());
-        let report = (None, Some(self.nodes[0].p as f32 * 2.0 - 1.0));
-        self.c
-            .finish(game, prover, (result, best), stats, report, on_event)
-    }
-
-    fn proof_tree(&mut self) -> Option<ProofTree> {
-        self.c.proof_tree()
-    }
-
-    fn clear(&mut self) {
-        self.c.clear();
-        self.nodes = Vec::new();
-    }
-
-    fn set_memory(&mut self, bytes: usize) {
-        let half = self.c.set_memory(bytes, 2);
-        self.max_nodes = (half / std::mem::size_of::<Node>()).max(1024);
         self.nodes = Vec::new();
     }
 }

@@ -1,6 +1,7 @@
-//! Shared parts of the suite-II solvers (`gpn`, `ews`, `ppn`, `ab`): table keys that respect
-//! the history where the game needs it, the solved-position table, terminal checks, random
-//! playouts that also measure the branching, and proof extraction.
+//! Shared parts of the suite-II solvers (`gpn`, `ews`, `ppn`, `ab`): the tree-solver
+//! skeleton ([`TreeSearch`]: one solve loop and one [`Solver`] implementation for all four),
+//! table keys that respect the history where the game needs it, the solved-position table,
+//! terminal checks, random playouts that also measure the branching, and proof extraction.
 //!
 //! Every suite-II solver stores each position it solves in a [`Tt`] (the memory budget's
 //! table) under [`Common::key`]. In [`GhiMode::Exact`] on a history-sensitive game
@@ -10,12 +11,13 @@
 //! through the public registry (so this module does not depend on DFPN internals).
 
 use std::sync::atomic::AtomicBool;
+use std::time::Instant;
 
 use super::proof::{self, satisfies, ProofOracle};
 use super::tt::{self, Tt, INF, LOSS, NO_MOVE, UNKNOWN, WIN};
 use super::{
-    make, plain_heuristic, GhiMode, KnowledgeState, ProofTree, SolveEvent, SolveOutcome,
-    SolveResult, SolveStats, Solver, SolverGame, SolverKind, SolverOptions,
+    make, plain_heuristic, CommonOptions, GhiMode, KnowledgeState, ProofTree, SolveEvent,
+    SolveOutcome, SolveResult, SolveStats, Solver, SolverGame, SolverKind, SolverOptions,
 };
 use crate::game::{Color, Move, Outcome};
 use crate::search::{Budget, Limits};
@@ -84,7 +86,7 @@ pub(crate) fn playout<G: SolverGame>(
 /// State shared by the suite-II solvers: options, knowledge, the solved table, the last
 /// result (for [`Solver::proof_tree`]).
 pub(crate) struct Common<G: SolverGame> {
-    pub opts: SolverOptions,
+    pub opts: CommonOptions,
     pub know: KnowledgeState,
     pub tt: Tt,
     /// Keys include the history ([`GhiMode::Exact`] on a history-sensitive game).
@@ -96,7 +98,7 @@ pub(crate) struct Common<G: SolverGame> {
 
 impl<G: SolverGame> Common<G> {
     /// Options `opts`, a solved table of `tt_bytes` bytes.
-    pub fn new(opts: SolverOptions, tt_bytes: usize) -> Self {
+    pub fn new(opts: CommonOptions, tt_bytes: usize) -> Self {
         Common {
             know: KnowledgeState::new(opts.knowledge.clone()),
             tt: Tt::new(tt_bytes),
@@ -134,6 +136,13 @@ impl<G: SolverGame> Common<G> {
         } else {
             0
         }
+    }
+
+    /// The move stored with `key` (the one that decided it, or the best so far), if any.
+    pub fn stored_best(&self, key: u64) -> Option<Move> {
+        self.tt
+            .get(key)
+            .and_then(|e| (e.best != NO_MOVE).then_some(e.best))
     }
 
     /// The stored status of `key`.
@@ -257,6 +266,169 @@ impl<G: SolverGame> Common<G> {
     }
 }
 
+/// The tree-solver skeleton: what GPN-MCTS, EWS, PPN and the αβ solver plug into the one
+/// solve loop ([`solve_tree`]) and the one [`Solver`] implementation they share. Each keeps
+/// only what differs: its start, one iteration (selection, expansion, backup), and how it
+/// reads its root.
+pub trait TreeSearch<G: SolverGame>: Send {
+    /// Which solver it is.
+    const KIND: SolverKind;
+    /// Progress reports from the solve loop: every iteration after which the node count
+    /// masked by this is 0 and half a second has passed; `None` when the search reports
+    /// from inside its iterations (αβ).
+    const PROGRESS_MASK: Option<u64>;
+    /// Whether a node pool takes half the memory budget (the table the other half); without
+    /// one the table takes it all.
+    const POOL: bool;
+
+    /// The shared state: options, knowledge, the solved table, the last result.
+    fn common(&self) -> &Common<G>;
+    /// The same, mutable.
+    fn common_mut(&mut self) -> &mut Common<G>;
+    /// Starts a solve of `g` for `prover` within `limits`: `root_key` is the root's table key.
+    fn start(&mut self, g: &G, prover: Color, root_key: u64, limits: &Limits);
+    /// One iteration from the root (`g` is restored). `false` when the search cannot go on
+    /// (its node pool is full, its depth limit reached, or it was cut off).
+    fn iterate(
+        &mut self,
+        g: &mut G,
+        prover: Color,
+        root_hist: u64,
+        budget: &mut Budget,
+        on_event: &mut dyn FnMut(&SolveEvent),
+    ) -> bool;
+    /// The root's status for the prover ([`WIN`], [`LOSS`] or [`UNKNOWN`]).
+    fn root_status(&self) -> i8;
+    /// The move for the side to move at the root (see [`SolveOutcome::best`]).
+    fn root_best(&self, root_mover: Color, prover: Color) -> Option<Move>;
+    /// The root's (proof, disproof) numbers and value for the prover, where the search has
+    /// them (progress reports).
+    fn root_report(&self, root_mover: Color, prover: Color) -> (Option<(u64, u64)>, Option<f32>);
+    /// Bytes of the node pool (statistics).
+    fn pool_bytes(&self) -> usize {
+        0
+    }
+    /// Frees the node pool and sizes the next one to `bytes` (`None`: the same size).
+    fn reset_pool(&mut self, _bytes: Option<usize>) {}
+}
+
+/// The solve loop of a [`TreeSearch`]: the root set up, iterations until the root is
+/// solved or the budget is spent, progress reports, then the outcome, its events and the
+/// result kept for the proof tree.
+pub fn solve_tree<G: SolverGame, S: TreeSearch<G>>(
+    s: &mut S,
+    game: &G,
+    prover: Color,
+    limits: &Limits,
+    stop: &AtomicBool,
+    on_event: &mut dyn FnMut(&SolveEvent),
+) -> SolveOutcome {
+    let c = s.common_mut();
+    c.know_before = c.know.nodes;
+    let mut g = game.clone();
+    let root_mover = g.to_move();
+    let root_hist = c.root_hist(&g);
+    let root_key = c.key(&g, prover, root_hist);
+    s.start(&g, prover, root_key, limits);
+    let mut budget = Budget::new(limits, stop);
+    let mut last_report = Instant::now();
+    while s.root_status() == UNKNOWN && !budget.exhausted() {
+        if !s.iterate(&mut g, prover, root_hist, &mut budget, on_event) {
+            break;
+        }
+        let Some(mask) = S::PROGRESS_MASK else {
+            continue;
+        };
+        if budget.nodes & mask == 0 && last_report.elapsed().as_millis() >= 500 {
+            last_report = Instant::now();
+            let (pn_dn, value) = s.root_report(root_mover, prover);
+            on_event(&SolveEvent::Progress {
+                nodes: budget.nodes,
+                elapsed: budget.elapsed(),
+                best: s.root_best(root_mover, prover),
+                pn_dn,
+                value,
+                tt_used: s.common().tt.used(),
+            });
+        }
+    }
+    let result = result_of(s.root_status());
+    let best = s.root_best(root_mover, prover);
+    let stats = s.common().stats(&budget, s.pool_bytes());
+    let report = s.root_report(root_mover, prover);
+    s.common_mut()
+        .finish(game, prover, (result, best), stats, report, on_event)
+}
+
+/// Forgets the tables and the node pool of a [`TreeSearch`] ([`Solver::clear`]).
+pub fn clear_tree<G: SolverGame, S: TreeSearch<G>>(s: &mut S) {
+    s.common_mut().clear();
+    s.reset_pool(None);
+}
+
+/// Sets the memory budget of a [`TreeSearch`] ([`Solver::set_memory`]): the table gets it
+/// all, or half of it beside a node pool that gets the other half.
+pub fn set_tree_memory<G: SolverGame, S: TreeSearch<G>>(s: &mut S, bytes: usize) {
+    let parts = if S::POOL { 2 } else { 1 };
+    let share = s.common_mut().set_memory(bytes, parts);
+    if S::POOL {
+        s.reset_pool(Some(share));
+    }
+}
+
+/// The [`Solver`] implementation of a [`TreeSearch`] type `$t<G>`, all through the
+/// skeleton. (A blanket implementation over every `TreeSearch` would overlap, for the
+/// compiler, with the other solvers' own.)
+macro_rules! tree_solver {
+    ($t:ident) => {
+        impl<G: $crate::search::solver::SolverGame> $crate::search::solver::Solver<G> for $t<G> {
+            fn name(&self) -> &'static str {
+                <Self as $crate::search::solver::suite::TreeSearch<G>>::KIND.name()
+            }
+
+            fn solve(
+                &mut self,
+                game: &G,
+                prover: $crate::game::Color,
+                limits: &$crate::search::Limits,
+                stop: &std::sync::atomic::AtomicBool,
+                on_event: &mut dyn FnMut(&$crate::search::solver::SolveEvent),
+            ) -> $crate::search::solver::SolveOutcome {
+                $crate::search::solver::suite::solve_tree(
+                    self, game, prover, limits, stop, on_event,
+                )
+            }
+
+            fn proof_tree(&mut self) -> Option<$crate::search::solver::ProofTree> {
+                $crate::search::solver::suite::TreeSearch::common_mut(self).proof_tree()
+            }
+
+            fn clear(&mut self) {
+                $crate::search::solver::suite::clear_tree(self);
+            }
+
+            fn set_memory(&mut self, bytes: usize) {
+                $crate::search::solver::suite::set_tree_memory(self, bytes);
+            }
+        }
+    };
+}
+pub(crate) use tree_solver;
+
+/// The child that decides a solved node for `mover`: the first solved child in `children`
+/// (status, move) that is good for `mover`; [`NO_MOVE`] when none is.
+pub fn decisive_child(
+    children: impl Iterator<Item = (i8, Move)>,
+    mover: Color,
+    prover: Color,
+) -> Move {
+    children
+        .filter(|&(status, _)| status != UNKNOWN && good_for(status, mover, prover))
+        .map(|(_, mv)| mv)
+        .next()
+        .unwrap_or(NO_MOVE)
+}
+
 /// The proof-build oracle of the suite-II solvers: the solved table first, else a DFPN
 /// re-search (one solver kept across calls, so its table helps the later ones), all within
 /// one node budget.
@@ -273,9 +445,12 @@ impl<G: SolverGame> SuiteOracle<'_, G> {
             return (SolveResult::Unknown, None);
         }
         if self.fallback.is_none() {
-            let mut o = self.common.opts.clone();
-            o.memory_bytes = (self.common.opts.tt_bytes() / 4).max(1 << 20);
-            self.fallback = make::<G>(SolverKind::Dfpn, &o, plain_heuristic(&o)).ok();
+            let o = SolverOptions::with_common(
+                self.common
+                    .opts
+                    .with_memory((self.common.opts.tt_bytes() / 4).max(1 << 20)),
+            );
+            self.fallback = make::<G>(SolverKind::Dfpn, &o, plain_heuristic(&o.common)).ok();
         }
         let Some(s) = self.fallback.as_mut() else {
             return (SolveResult::Unknown, None);

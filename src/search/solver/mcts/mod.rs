@@ -23,14 +23,14 @@
 //! stored in a transposition table keyed by [`SolverGame::solver_key`] and reused on
 //! expansion. Knowledge (VCF) proves nodes where the prover is to move.
 //!
-//! Threads ([`SolverOptions::threads`]) share one tree behind a mutex: a thread descends
+//! Threads ([`super::CommonOptions::threads`]) share one tree behind a mutex: a thread descends
 //! under the lock adding a virtual loss to the path, marks the leaf as pending, evaluates it
 //! (heuristic, knowledge) without the lock — so a batching network evaluator sees several
 //! requests at once — and expands and backs up under the lock. Statuses are only ever
 //! recomputed under the lock from the children, so concurrency cannot produce a wrong proof.
-//! With one thread the search runs on the calling thread and is deterministic. Of the two
-//! phases of a Gomoku solve without a network (see `narrowing_phase`), the first runs on one
-//! thread.
+//! With one thread the search runs on the calling thread and is deterministic. Of two
+//! phases (a game's narrowed second phase, [`SolverGame::mcts_narrowing`]), the first runs
+//! on one thread.
 //!
 //! Final move: a proven win if any, else the most visited child. The node pool gets half of
 //! the memory budget and the table the other half; the search stops when the pool is full.
@@ -52,8 +52,8 @@ use super::dfpn::{Dfpn, DfpnOracle};
 use super::proof;
 use super::tt::{self, LOSS, NO_MOVE, UNKNOWN, WIN};
 use super::{
-    GhiMode, Heuristic, Knowledge, KnowledgeState, ProofTree, SolveEvent, SolveOutcome,
-    SolveResult, SolveStats, Solver, SolverGame, SolverOptions,
+    CommonOptions, DfpnOptions, GhiMode, Heuristic, KnowledgeState, ProofTree, SolveEvent,
+    SolveOutcome, SolveResult, SolveStats, Solver, SolverGame,
 };
 use crate::game::{Color, Move};
 use crate::search::{Budget, Limits};
@@ -77,9 +77,28 @@ pub struct ProvenChoice {
     pub narrowed: bool,
 }
 
+/// The MCTS solver's own options. `Default` gives the PCN reference settings.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MctsOptions {
+    /// PUCT constant (PCN: 1.5).
+    pub c_puct: f32,
+    /// The phases after the first search (Gomoku's narrowed phase).
+    pub phases: MctsPhases,
+}
+
+impl Default for MctsOptions {
+    fn default() -> Self {
+        MctsOptions {
+            c_puct: 1.5,
+            phases: MctsPhases::default(),
+        }
+    }
+}
+
 /// The MCTS solver.
 pub struct Mcts<G: SolverGame> {
-    opts: SolverOptions,
+    common: CommonOptions,
+    opts: MctsOptions,
     heuristic: Box<dyn Heuristic<G>>,
     know: KnowledgeState,
     tree: Mutex<Tree>,
@@ -93,8 +112,8 @@ pub struct Mcts<G: SolverGame> {
     last_threads: usize,
     /// Search phases the last solve ran (2: it went on with narrowed prover moves).
     last_phases: usize,
-    /// The heuristic of the narrowed phase when it differs from `heuristic` (the game's own
-    /// with [`Knowledge::narrow_patterns`]); made at the first solve that needs it.
+    /// The heuristic of the narrowed phase when it differs from `heuristic`
+    /// ([`SolverGame::narrowed_heuristic`]); made at the first solve that needs it.
     narrow_heuristic: Option<Box<dyn Heuristic<G>>>,
 }
 
@@ -102,12 +121,13 @@ pub struct Mcts<G: SolverGame> {
 
 impl<G: SolverGame> Mcts<G> {
     /// A solver with this heuristic.
-    pub fn new(opts: SolverOptions, heuristic: Box<dyn Heuristic<G>>) -> Self {
-        let know = KnowledgeState::new(opts.knowledge.clone());
-        let use_tt = !(G::HISTORY_SENSITIVE && opts.ghi == GhiMode::Exact);
+    pub fn new(common: CommonOptions, opts: MctsOptions, heuristic: Box<dyn Heuristic<G>>) -> Self {
+        let know = KnowledgeState::new(common.knowledge.clone());
+        let use_tt = !(G::HISTORY_SENSITIVE && common.ghi == GhiMode::Exact);
         Mcts {
             use_tt,
-            tree: Mutex::new(Tree::new(opts.tt_bytes())),
+            tree: Mutex::new(Tree::new(common.tt_bytes())),
+            common,
             opts,
             heuristic,
             know,
@@ -127,7 +147,7 @@ impl<G: SolverGame> Mcts<G> {
 
     /// Search phases the last solve ran: 2 when its first search filled the node pool
     /// without a result and a second one ran with the prover's moves narrowed
-    /// ([`Knowledge::lambda_nodes`]).
+    /// ([`super::Knowledge::lambda_nodes`]).
     pub fn phases_used(&self) -> usize {
         self.last_phases
     }
@@ -210,7 +230,7 @@ impl<G: SolverGame> Solver<G> for Mcts<G> {
         // Without threat searches no reply is ever proven early: nothing to count.
         let reply_value = G::QUICK_WINS
             && self.heuristic.cost_model().is_none()
-            && (self.opts.knowledge.vcf || self.opts.knowledge.vct);
+            && (self.common.knowledge.vcf || self.common.knowledge.vct);
         let su = Setup {
             prover,
             root_mover,
@@ -220,35 +240,29 @@ impl<G: SolverGame> Solver<G> for Mcts<G> {
             cost: self.heuristic.cost_model(),
             reply_value,
             narrow: false,
-            root_pn: self.opts.mcts.root_pn,
+            root_pn: self.opts.phases.root_pn,
         };
-        let phases = if narrowing_phase(self.heuristic.learned(), reply_value, &self.opts.knowledge)
-        {
+        let phases = if G::mcts_narrowing(
+            self.heuristic.learned(),
+            reply_value,
+            &self.common.knowledge,
+        ) {
             2
         } else {
             1
         };
-        let k = &self.opts.knowledge;
-        let narrow_patterns = self.opts.mcts.narrow_patterns;
-        if phases == 2
-            && self.narrow_heuristic.is_none()
-            && narrow_patterns > 0.0
-            && narrow_patterns != k.patterns
-            && self.heuristic.name() == G::default_heuristic(&self.opts).name()
-        {
-            let opts = SolverOptions {
-                knowledge: Knowledge {
-                    patterns: narrow_patterns,
-                    ..k.clone()
-                },
-                ..self.opts.clone()
-            };
-            self.narrow_heuristic = Some(G::default_heuristic(&opts));
+        if phases == 2 && self.narrow_heuristic.is_none() {
+            // Only the game's own heuristic is replaced (a plugged-in one is kept).
+            if let Some(h) = G::narrowed_heuristic(&self.common, &self.opts.phases) {
+                if self.heuristic.name() == G::default_heuristic(&self.common).name() {
+                    self.narrow_heuristic = Some(h);
+                }
+            }
         }
         // Forks for the extra threads (each from the previous one, so seeds differ), of the
         // heuristic of the phase that runs threaded (see below).
         let mut forks: Vec<Box<dyn Heuristic<G>>> = Vec::new();
-        for _ in 1..self.opts.threads.max(1) {
+        for _ in 1..self.common.threads.max(1) {
             let f = match (forks.last(), &self.narrow_heuristic) {
                 (Some(p), _) => p.fork(),
                 (None, Some(h)) if phases == 2 => h.fork(),
@@ -261,12 +275,12 @@ impl<G: SolverGame> Solver<G> for Mcts<G> {
         }
         let threads = 1 + forks.len();
         self.last_threads = threads;
-        log::debug!("mcts: {threads} search threads, seed {}", self.opts.seed);
+        log::debug!("mcts: {threads} search threads, seed {}", self.common.seed);
         let budget = Mutex::new(Budget::new(limits, stop));
         let root_mover_good = self.root_mover_good;
         let mut extra_know = 0u64;
         self.last_phases = 0;
-        let first = if phases == 2 && self.opts.mcts.narrow_only {
+        let first = if phases == 2 && self.opts.phases.narrow_only {
             1
         } else {
             0
@@ -305,7 +319,7 @@ impl<G: SolverGame> Solver<G> for Mcts<G> {
             }
             self.last_phases = phase + 1;
             let tree = &self.tree;
-            let knowledge = staged_knowledge(self.heuristic.learned(), &self.opts.knowledge);
+            let knowledge = G::mcts_knowledge(self.heuristic.learned(), &self.common.knowledge);
             self.know.opts = knowledge.clone();
             let mut w0 = Worker::new(
                 match &mut self.narrow_heuristic {
@@ -408,13 +422,14 @@ impl<G: SolverGame> Solver<G> for Mcts<G> {
         // proof's threat sequences.
         let know = &mut self.know;
         let stop = AtomicBool::new(false);
-        let limits = Limits::nodes(self.opts.proof_search_nodes);
-        let mut dopts = self.opts.clone();
-        dopts.memory_bytes = (self.opts.tt_bytes() / 4).max(1 << 20);
-        let mut dfpn = Dfpn::new(dopts, None);
+        let limits = Limits::nodes(self.common.proof_search_nodes);
+        let dopts = self
+            .common
+            .with_memory((self.common.tt_bytes() / 4).max(1 << 20));
+        let mut dfpn = Dfpn::new(dopts, DfpnOptions::default(), None);
         let use_tt = self.use_tt;
-        let max_nodes = self.opts.proof_max_nodes;
-        let search_nodes = self.opts.proof_search_nodes;
+        let max_nodes = self.common.proof_max_nodes;
+        let search_nodes = self.common.proof_search_nodes;
         let t = match self.tree.get_mut() {
             Ok(t) => t,
             Err(p) => p.into_inner(),
@@ -446,14 +461,14 @@ impl<G: SolverGame> Solver<G> for Mcts<G> {
     }
 
     fn set_memory(&mut self, bytes: usize) {
-        self.opts.memory_bytes = bytes;
-        let b = self.opts.tt_bytes();
+        self.common.memory_bytes = bytes;
+        let b = self.common.tt_bytes();
         *self.tree_mut() = Tree::new(b);
         self.last = None;
     }
 
     fn set_threads(&mut self, threads: usize) {
-        self.opts.threads = threads.max(1);
+        self.common.threads = threads.max(1);
     }
 }
 
@@ -480,15 +495,9 @@ mod tests {
 
     #[test]
     fn static_heuristics_explore_less_under_the_reply_value() {
-        use crate::game::gomoku::Gomoku;
-        use crate::search::solver::heuristic::UniformPlayout;
-        // The static heuristics say so (the network's `learned` is checked in
-        // tests/nn_solver.rs).
-        let threat = Gomoku::default_heuristic(&SolverOptions::default());
-        let uniform: Box<dyn Heuristic<Gomoku>> =
-            Box::new(UniformPlayout::new(&SolverOptions::default()));
-        assert!(!threat.learned() && !uniform.learned());
-        assert_eq!(c_puct_for(threat.learned(), true, 1.5), 0.75);
+        // Static heuristics are not `learned` (checked in the games' heuristic tests; the
+        // network's in tests/nn_solver.rs).
+        assert_eq!(c_puct_for(false, true, 1.5), 0.75);
         // Networks, and games without the reply value, keep the reference constant.
         assert_eq!(c_puct_for(true, true, 1.5), 1.5);
         assert_eq!(c_puct_for(false, false, 1.5), 1.5);
@@ -573,16 +582,5 @@ mod tests {
         t.nodes[1].pn = PN_OPPONENT_NEW;
         assert!(!t.update_pn(1, false));
         assert_eq!(t.nodes[1].pn, PN_OPPONENT_NEW);
-    }
-
-    #[test]
-    fn static_heuristics_run_vct_at_once_and_the_zone_at_the_second_visit() {
-        let k = Knowledge::default();
-        let s = staged_knowledge(false, &k);
-        assert!(!s.defer_vct);
-        assert_eq!(s.defence_visits, 1);
-        assert_eq!(s.defence, k.defence);
-        let n = staged_knowledge(true, &k);
-        assert_eq!(n, k);
     }
 }

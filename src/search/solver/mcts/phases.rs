@@ -1,19 +1,21 @@
-//! The phases of a solve: the knowledge staging per heuristic, whether the narrowed second
-//! phase runs ([`MctsPhases`]), and the exploration constant per phase.
+//! The phases of a solve: their settings ([`MctsPhases`]), the exploration constant per
+//! phase and the reply value. Whether a narrowed second phase runs, with which knowledge
+//! staging and heuristic, is the game's to say ([`crate::search::solver::SolverGame::mcts_narrowing`],
+//! [`crate::search::solver::SolverGame::mcts_knowledge`], [`crate::search::solver::SolverGame::narrowed_heuristic`]).
 
-use crate::search::solver::Knowledge;
-
-/// The MCTS solver's phases beyond its first search: the narrowed second phase of Gomoku
-/// without a network (run when [`crate::search::solver::Knowledge::lambda_nodes`] is set and the first
-/// search filled its node pool without a result).
+/// The MCTS solver's phases beyond its first search: the narrowed second phase, where the
+/// game runs one ([`crate::search::solver::SolverGame::mcts_narrowing`]: Gomoku without a network, when
+/// [`crate::search::solver::Knowledge::lambda_nodes`] is set) and the first search filled
+/// its node pool without a result.
 #[derive(Clone, Debug, PartialEq)]
 pub struct MctsPhases {
     /// MCTS: run only the narrowed search (from the start, with the whole budget), for
     /// ablations and tests of that phase.
     pub narrow_only: bool,
-    /// Gomoku, MCTS without a network: the share (0..=1) of the learned pattern policy
-    /// ([`crate::search::gomoku::patpolicy`]) in the static priors of the narrowed phase only (the
-    /// first phase keeps [`crate::search::solver::Knowledge::patterns`]). The threat scores rank the kept moves
+    /// Gomoku, MCTS without a network: the share (0..=1) of the learned pattern policy in the
+    /// static priors of the narrowed phase only (the first phase keeps
+    /// [`crate::search::solver::Knowledge::patterns`]; read by the game's
+    /// [`crate::search::solver::SolverGame::narrowed_heuristic`]). The threat scores rank the kept moves
     /// poorly where the proof needs a quiet one, which the policy ranks better (docs/notebook/
     /// 2026-11-25-fourteenth-session-pattern-policy-in-narrowed-phase.md).
     pub narrow_patterns: f32,
@@ -34,36 +36,6 @@ impl Default for MctsPhases {
             root_pn: 2.0,
         }
     }
-}
-
-/// The knowledge options MCTS runs with this heuristic. With learned priors (a network)
-/// both stages as configured: VCT at a prover node's second visit, the pass-threat zone at
-/// a defender node's `defence_visits`-th. With the static heuristics VCT runs at once
-/// (the static priors cannot steer the search to where a deferred VCT would pay; see
-/// docs/notebook/2026-11-22-gomoku-strength.md) and the zone at a
-/// defender node's second visit, where the reply value ([`reply_value`]) is refreshed.
-/// `learned`: [`Heuristic::learned`].
-pub(super) fn staged_knowledge(learned: bool, k: &Knowledge) -> Knowledge {
-    if !learned {
-        Knowledge {
-            defer_vct: false,
-            defence_visits: 1,
-            ..k.clone()
-        }
-    } else {
-        k.clone()
-    }
-}
-
-/// Whether a solve that ends its first search with the node pool full and no result runs a
-/// second one with the prover's moves narrowed ([`SolverGame::narrow_prover_moves`]) in the
-/// budget left: with the static heuristics under the reply value (Gomoku without a network)
-/// and [`Knowledge::lambda_nodes`] set. The two searches solve different problems
-/// (docs/notebook/2026-11-25-thirteenth-session-narrowed-search.md): the narrowed one spreads
-/// its visits over the prover's threats and proves some that the plain one cannot reach
-/// before its pool fills.
-pub(super) fn narrowing_phase(learned: bool, reply_value: bool, k: &Knowledge) -> bool {
-    !learned && reply_value && k.lambda_nodes > 0
 }
 
 /// The exploration constant: `c_puct` of the options (the PCN reference solver's), but half

@@ -22,7 +22,7 @@ pub(super) struct Node {
     /// Virtual losses of simulations in flight through this node.
     pub(super) vloss: u16,
     /// Narrowed phase: the prover's proof number (saturating; [`PN_INF`] when lost), for
-    /// the root's proof-number bias ([`Knowledge::root_pn`]).
+    /// the root's proof-number bias ([`super::MctsPhases::root_pn`]).
     pub(super) pn: u16,
     /// α0: sum of values from the view of the player who moved into this node.
     /// PCN: sum of path costs (unsigned).
@@ -436,10 +436,10 @@ pub(super) struct Setup {
     /// value heuristics (static or α0) in games with quick wins (Gomoku).
     pub(super) reply_value: bool,
     /// Narrow the prover's moves ([`SolverGame::narrow_prover_moves`]): the second phase of
-    /// a solve ([`narrowing_phase`]).
+    /// a solve ([`SolverGame::mcts_narrowing`]).
     pub(super) narrow: bool,
     /// Weight of the proof-number bias at the root of the narrowed phase
-    /// ([`Knowledge::root_pn`]).
+    /// ([`super::MctsPhases::root_pn`]).
     pub(super) root_pn: f32,
 }
 
