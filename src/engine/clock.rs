@@ -18,8 +18,10 @@ use std::time::Duration;
 pub const UNLIMITED_TIME_LEFT: i64 = 2_147_483_647;
 /// Reference skeleton default for `timeout_turn` when the manager sends nothing.
 pub const DEFAULT_TURN_MS: i64 = 30_000;
-/// Time kept for writing the reply and for scheduling noise, in ms.
-pub const REPLY_OVERHEAD_MS: i64 = 20;
+/// Time kept for writing the reply and for scheduling noise, in ms. Measured by the manager
+/// on a machine running four brains on two cores, single moves came within 3 ms of a 1 s
+/// limit with 20 ms here; 40 keeps a margin under such load.
+pub const REPLY_OVERHEAD_MS: i64 = 40;
 /// Smallest safety margin, in ms.
 pub const MIN_MARGIN_MS: i64 = 50;
 /// Smallest gap between the soft budget and the hard deadline, in ms.
@@ -141,7 +143,7 @@ mod tests {
         };
         let (soft, hard) = ms(tc.plan(225));
         // 5 % margin (50 ms) + 20 ms overhead.
-        assert_eq!(hard, 930);
+        assert_eq!(hard as i64, 1000 - 50 - REPLY_OVERHEAD_MS);
         assert!(soft <= hard && soft >= 800, "soft {soft}");
     }
 
@@ -163,7 +165,7 @@ mod tests {
             increment_ms: 0,
         };
         let (soft, hard) = ms(tc.plan(200));
-        assert_eq!(hard, 30_000 - 1_500 - 20);
+        assert_eq!(hard as i64, 30_000 - 1_500 - REPLY_OVERHEAD_MS);
         assert_eq!(soft, 60_000 / 30);
         // Late in the game fewer moves remain: a larger share.
         let (soft_late, _) = ms(tc.plan(20));
@@ -183,7 +185,7 @@ mod tests {
         assert_eq!(tc.plan(100), MovePlan::Instant);
         tc.time_left_ms = Some(400);
         let (soft, hard) = ms(tc.plan(100));
-        assert_eq!(hard, 400 - 50 - 20);
+        assert_eq!(hard as i64, 400 - 50 - REPLY_OVERHEAD_MS);
         assert!(soft >= 1 && soft <= hard);
     }
 
@@ -196,7 +198,7 @@ mod tests {
             increment_ms: 0,
         };
         let (_, hard) = ms(tc.plan(100));
-        assert_eq!(hard, 2000 - 100 - 20);
+        assert_eq!(hard as i64, 2000 - 100 - REPLY_OVERHEAD_MS);
     }
 
     #[test]
