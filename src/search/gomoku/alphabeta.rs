@@ -740,6 +740,9 @@ const EXACT: u8 = 1;
 const LOWER: u8 = 2;
 const UPPER: u8 = 3;
 const NO_CELL: u16 = u16::MAX;
+/// Flag bit of a mate score that may come from width pruning (set only by searches with
+/// helper threads; see `AlphaBeta::marks_unproven`).
+const UNPROVEN: u8 = 0x80;
 
 /// The main player. See the module docs.
 pub struct AlphaBeta {
@@ -754,6 +757,10 @@ pub struct AlphaBeta {
     id: usize,
     /// Nodes the helper threads searched in the last search's iterative deepening.
     helper_nodes: u64,
+    /// Mate scores stored while `unsound` get the `UNPROVEN` flag (and a cut on one sets
+    /// `unsound`): on with helper threads, whose table entries another thread reads without
+    /// having seen the pruning behind them. Off with one thread, whose search stays as it was.
+    marks_unproven: bool,
     memory: usize,
     stack: Vec<Vec<Cand>>,
     history: Vec<i32>,
@@ -819,6 +826,7 @@ impl AlphaBeta {
             helpers: Vec::new(),
             id: 0,
             helper_nodes: 0,
+            marks_unproven: false,
             memory: DEFAULT_MEMORY_BYTES,
             stack: (0..=MAX_PLY + 1).map(|_| Vec::with_capacity(64)).collect(),
             history: Vec::new(),
@@ -856,7 +864,7 @@ impl AlphaBeta {
     fn tt_store(&mut self, key: u64, depth: i32, score: i32, flag: u8, mv: u16) {
         let i = (key as usize) & (self.tt.len() - 1);
         let e = TtEntry::unpack(self.tt.load(i));
-        if e.key != key || depth >= e.depth as i32 || flag == EXACT {
+        if e.key != key || depth >= e.depth as i32 || flag & !UNPROVEN == EXACT {
             self.tt.store(
                 i,
                 TtEntry {
@@ -931,11 +939,17 @@ impl AlphaBeta {
             tt_cell = e.mv;
             if e.depth as i32 >= depth {
                 let s = mate_from_tt(e.score, ply);
-                match e.flag {
-                    EXACT => return s,
-                    LOWER if s >= beta => return s,
-                    UPPER if s <= alpha => return s,
-                    _ => {}
+                let cut = match e.flag & !UNPROVEN {
+                    EXACT => true,
+                    LOWER => s >= beta,
+                    UPPER => s <= alpha,
+                    _ => false,
+                };
+                if cut {
+                    if e.flag & UNPROVEN != 0 {
+                        self.unsound = true;
+                    }
+                    return s;
                 }
             }
         }
@@ -1065,6 +1079,11 @@ impl AlphaBeta {
         self.stack[ply] = cands;
         if truncated && best <= -WIN_THRESHOLD {
             self.unsound = true;
+        }
+        // With several threads, a mate score of an iteration that met width pruning is marked
+        // in the table: another thread that cuts on it did not see the pruning itself.
+        if self.marks_unproven && self.unsound && best.abs() >= WIN_THRESHOLD {
+            flag |= UNPROVEN;
         }
         self.tt_store(key, depth, mate_to_tt(best, ply), flag, best_cell);
         best
@@ -1438,7 +1457,9 @@ impl Searcher<Gomoku> for AlphaBeta {
             h.id = id;
             helpers.push(h);
         }
+        self.marks_unproven = !helpers.is_empty();
         for h in &mut helpers {
+            h.marks_unproven = true;
             h.tt = self.tt.clone();
             h.width = self.width;
             h.leaf_vcf_nodes = self.leaf_vcf_nodes;
@@ -1723,6 +1744,28 @@ mod tests {
             "took {:?}",
             t.elapsed()
         );
+    }
+
+    /// A cut on a table entry marked unproven (a mate score another thread found with width
+    /// pruning) marks the iteration unsound, so the main thread does not report it proven;
+    /// a cut on an unmarked one does not.
+    #[test]
+    fn a_cut_on_an_unproven_mate_marks_the_iteration_unsound() {
+        let g = middle_game();
+        let mut ab = AlphaBeta::new();
+        ab.set_memory(1 << 20);
+        ab.ensure_tt();
+        ab.regions = vec![Region::of_stones(&g); MAX_PLY + 2];
+        let stop = AtomicBool::new(false);
+        let limits = Limits::default();
+        for (flag, unsound) in [(EXACT | UNPROVEN, true), (EXACT, false)] {
+            ab.tt_store(g.hash(), 10, WIN - 20, flag, NO_CELL);
+            ab.unsound = false;
+            let mut budget = Budget::new(&limits, &stop);
+            let mut g2 = g.clone();
+            let s = ab.negamax(&mut g2, &mut budget, 3, -WIN, WIN, 2);
+            assert_eq!((s, ab.unsound), (WIN - 22, unsound), "flag {flag:#x}");
+        }
     }
 
     /// An entry half overwritten by another thread (its two words from different stores)
