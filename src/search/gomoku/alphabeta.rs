@@ -1476,9 +1476,13 @@ impl Searcher<Gomoku> for AlphaBeta {
             for h in helpers.iter_mut() {
                 let (mut hg, hmoves) = (g.clone(), moves.clone());
                 let (halt, helper_nodes) = (&halt, &helper_nodes);
-                scope.spawn(move || {
+                // A helper the system cannot start is left out: the search goes on without it.
+                let started = std::thread::Builder::new().spawn_scoped(scope, move || {
                     h.helper_deepening(&mut hg, hmoves, limits, max_depth, halt, helper_nodes)
                 });
+                if let Err(e) = started {
+                    log::warn!("pcn: helper thread not started: {e}");
+                }
             }
             let r = self.deepen(
                 &mut g,
