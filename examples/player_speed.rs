@@ -5,6 +5,8 @@
 //! cargo run --release --example player_speed            # 1 s per position
 //! cargo run --release --example player_speed -- 2000    # 2 s per position
 //! cargo run --release --example player_speed -- n300000 # 300 000 nodes per position
+//! cargo run --release --example player_speed -- d9      # time to depth 9
+//! cargo run --release --example player_speed -- 1000 2  # 1 s per position, 2 threads
 //! ```
 //!
 //! The positions are two of the bench's (`pcn bench`) plus balanced openings that the player
@@ -33,10 +35,22 @@ const CONTINUE: usize = 10;
 
 fn main() {
     let arg = std::env::args().nth(1).unwrap_or_else(|| "1000".into());
-    let limits = match arg.strip_prefix('n') {
-        Some(n) => Limits::nodes(n.parse().unwrap_or(300_000)),
-        None => Limits::time(Duration::from_millis(arg.parse().unwrap_or(1000))),
+    let limits = if let Some(n) = arg.strip_prefix('n') {
+        Limits::nodes(n.parse().unwrap_or(300_000))
+    } else if let Some(d) = arg.strip_prefix('d') {
+        Limits {
+            depth: Some(d.parse().unwrap_or(8)),
+            ..Limits::default()
+        }
+    } else {
+        Limits::time(Duration::from_millis(arg.parse().unwrap_or(1000)))
     };
+    // Search threads of the probe (the openings are continued with one, so the boards stay
+    // the same whatever this is).
+    let threads: usize = std::env::args()
+        .nth(2)
+        .and_then(|t| t.parse().ok())
+        .unwrap_or(1);
     let mut boards: Vec<(String, Gomoku)> = Vec::new();
     for name in ["free15-mid", "free20"] {
         if let Some(p) = POSITIONS.iter().find(|p| p.name == name) {
@@ -75,6 +89,7 @@ fn main() {
     let (mut all_nodes, mut all_secs) = (0u64, 0f64);
     for (name, g) in &boards {
         let mut ab = AlphaBeta::new();
+        ab.set_threads(threads);
         let stop = AtomicBool::new(false);
         let mut depth = 0;
         let t = Instant::now();
@@ -87,15 +102,17 @@ fn main() {
         all_nodes += r.nodes;
         all_secs += secs;
         println!(
-            "{name:12} stones {:3} depth {depth:2} nodes {:8} time {secs:.3} s  {:6.0} k nodes/s  best {}",
+            "{name:12} stones {:3} depth {depth:2} nodes {:8} time {secs:.3} s  {:6.0} k nodes/s  best {} score {}{}",
             g.stones(),
             r.nodes,
             r.nodes as f64 / secs / 1000.0,
-            r.best.map(|m| g.move_to_gtp(m)).unwrap_or_default()
+            r.best.map(|m| g.move_to_gtp(m)).unwrap_or_default(),
+            r.score,
+            if r.proven.is_some() { " proven" } else { "" }
         );
     }
     println!(
-        "total        nodes {all_nodes} time {all_secs:.3} s  {:.0} k nodes/s",
+        "total        threads {threads} nodes {all_nodes} time {all_secs:.3} s  {:.0} k nodes/s",
         all_nodes as f64 / all_secs / 1000.0
     );
 }

@@ -1,7 +1,8 @@
 //! The command line's and the protocol's engine settings reach the searches of every front
 //! end: the search threads (`--threads`, Gomocup `INFO thread_num`) and the seed (`--seed`)
-//! of the MCTS solver of the Gomocup `solver` players and of GTP, read from the solver's
-//! debug log on stderr (`--log-level debug`), which reports what it actually ran with.
+//! of the MCTS solver of the Gomocup `solver` players and of GTP, and the threads of the
+//! `pcn` player (Gomocup and GTP genmove), read from the searches' debug log on stderr
+//! (`--log-level debug`), which reports what they actually ran with.
 
 use std::time::Duration;
 
@@ -92,5 +93,85 @@ fn threads_and_seed_reach_the_gtp_solver() {
     assert!(
         runs.iter().all(|r| r == "2 search threads, seed 9"),
         "{runs:?}"
+    );
+}
+
+/// The "N search threads, M nodes (H by helpers)" of the `pcn` player's log lines, as
+/// (threads, helper nodes).
+fn pcn_runs(log: &str) -> Vec<(u64, u64)> {
+    log.lines()
+        .filter_map(|l| l.split("pcn: ").nth(1))
+        .filter(|r| r.contains("search threads"))
+        .filter_map(|r| {
+            let threads = r.split(' ').next()?.parse().ok()?;
+            let helpers = r.split('(').nth(1)?.split(' ').next()?.parse().ok()?;
+            Some((threads, helpers))
+        })
+        .collect()
+}
+
+/// Runs the `pcn` player for one move (3 000 nodes for its main thread) and returns stderr.
+fn pcn_log(extra: &[&str], script: &str) -> String {
+    let mut args = vec!["--nodes", "3000", "--log-level", "debug"];
+    args.extend_from_slice(extra);
+    args.push("gomocup");
+    let (out, err, code) = run_pcn_text(&args, script, Duration::from_secs(60));
+    assert_eq!(code, 0, "exit code; stderr: {err}");
+    assert!(
+        out.lines().any(|l| l.split(',').count() == 2),
+        "no move in {out:?}"
+    );
+    err
+}
+
+#[test]
+fn threads_reach_the_pcn_player() {
+    let default = pcn_runs(&pcn_log(&[], ONE_MOVE));
+    assert_eq!(default, vec![(1, 0)], "one thread, no helper");
+    // Two threads: the helper searches beside the main thread.
+    let cli = pcn_runs(&pcn_log(&["--threads", "2"], ONE_MOVE));
+    assert!(cli.len() == 1 && cli[0].0 == 2 && cli[0].1 > 0, "{cli:?}");
+    let info = pcn_runs(&pcn_log(
+        &[],
+        "START 15\nINFO thread_num 2\nTURN 7,7\nEND\n",
+    ));
+    assert!(
+        info.len() == 1 && info[0].0 == 2 && info[0].1 > 0,
+        "{info:?}"
+    );
+    // Absurd requests are capped (at the hardware's threads, at least 2), not obeyed.
+    let many = pcn_runs(&pcn_log(
+        &[],
+        "START 15\nINFO thread_num 2147483647\nTURN 7,7\nEND\n",
+    ));
+    let hw = std::thread::available_parallelism().map_or(1, |n| n.get()) as u64;
+    assert!(many.len() == 1 && many[0].0 == hw.max(2), "{many:?}");
+}
+
+#[test]
+fn threads_reach_the_gtp_gomoku_player() {
+    let args = [
+        "--nodes",
+        "3000",
+        "--threads",
+        "2",
+        "--log-level",
+        "debug",
+        "gtp",
+        "--game",
+        "gomoku",
+        "--size",
+        "15",
+        "--solver",
+        "none",
+    ];
+    let script = "play b h8\ngenmove w\nquit\n";
+    let (out, err, code) = run_pcn_text(&args, script, Duration::from_secs(60));
+    assert_eq!(code, 0, "exit code; stderr: {err}");
+    assert!(out.contains("= "), "{out}");
+    let runs = pcn_runs(&err);
+    assert!(
+        runs.len() == 1 && runs[0].0 == 2 && runs[0].1 > 0,
+        "{runs:?}: {err}"
     );
 }

@@ -299,7 +299,7 @@ pub const SOLVER_PLAYER_SHARE: f64 = 0.1;
 /// `--memory`, `--seed` and `--net` (the players that have no use for one ignore it).
 #[derive(Clone, Debug)]
 pub struct PlayerSettings {
-    /// Search threads of the solvers that run several (at least 1).
+    /// Search threads of the players that run several (`pcn` and the solvers; at least 1).
     pub threads: usize,
     /// Table memory of each player, in bytes (a `solver` player splits it between its
     /// solver and its fallback).
@@ -353,9 +353,9 @@ pub fn gomoku_searcher(name: &str) -> Option<Box<dyn Searcher<Gomoku>>> {
     gomoku_searcher_with(name, &PlayerSettings::default())
 }
 
-/// [`gomoku_searcher`] built with `settings`: every player gets its table memory; the
-/// `solver` players also use its threads, seed and network (the others are single-threaded,
-/// deterministic and have no network).
+/// [`gomoku_searcher`] built with `settings`: every player gets its table memory and its
+/// threads (used by `pcn`, Lazy SMP, and the `solver` players); the `solver` players also
+/// use its seed and network (the others are deterministic and have no network).
 pub fn gomoku_searcher_with(
     name: &str,
     settings: &PlayerSettings,
@@ -371,6 +371,7 @@ pub fn gomoku_searcher_with(
         }
     };
     player.set_memory(settings.memory_bytes);
+    player.set_threads(settings.threads);
     Some(player)
 }
 

@@ -17,7 +17,8 @@
 //! renju forbidden points are never generated for Black, and a 4T forced reply is the only
 //! move when one is pending.
 
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use super::greedy;
@@ -38,6 +39,8 @@ const MAX_PLY: usize = 120;
 const LEAF_VCF_NODES: u64 = 200;
 /// Attacker moves of the VCF at the leaves.
 const LEAF_VCF_DEPTH: u32 = 12;
+/// Entries (log 2) of each table of a helper thread's threat solver (Lazy SMP).
+const HELPER_THREAT_BITS: u32 = 16;
 /// Quiet moves from this index on (in search order) get late-move reductions.
 const LMR_FROM: usize = 4;
 /// `cell_score` of a point where a colour makes an open three (or more) in one line.
@@ -680,14 +683,84 @@ impl TtEntry {
     }
 }
 
+/// The transposition table, shared by the threads of one search (Lazy SMP). Each entry is
+/// two atomic words, (key XOR data, data): a probe that reads a half-written entry (the two
+/// words of different stores) recomputes a key that matches no position, so a torn entry
+/// reads as a miss and is never trusted. The loads and stores are relaxed: an entry is a
+/// hint checked by its key, and a stale one is as safe as a missing one.
+struct SharedTable {
+    slots: Box<[[AtomicU64; 2]]>,
+}
+
+impl SharedTable {
+    /// An all-zero (empty) table of `n` entries (`n` >= 1).
+    fn new(n: usize) -> SharedTable {
+        let n = n.max(1);
+        let layout = match std::alloc::Layout::array::<[AtomicU64; 2]>(n) {
+            Ok(l) => l,
+            Err(_) => std::alloc::handle_alloc_error(std::alloc::Layout::new::<[AtomicU64; 2]>()),
+        };
+        // A zeroed allocation is lazy and nearly free (the pages are mapped on first touch),
+        // which keeps tiny time budgets and `clear` cheap; writing every entry would not be.
+        // SAFETY: `layout` has a non-zero size (n >= 1 entries of 16 bytes).
+        let p = unsafe { std::alloc::alloc_zeroed(layout) } as *mut [AtomicU64; 2];
+        if p.is_null() {
+            std::alloc::handle_alloc_error(layout);
+        }
+        // SAFETY: `p` is a live allocation of `n` entries laid out by the global allocator
+        // with this type's layout (what `Box` frees with), and all-zero bytes are a valid
+        // `AtomicU64` (it has the bit validity of `u64`), so every entry is initialised.
+        let slots = unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(p, n)) };
+        SharedTable { slots }
+    }
+
+    /// Entries.
+    fn len(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// The (key, data) words of entry `i` (a torn entry gives a key no position has).
+    #[inline(always)]
+    fn load(&self, i: usize) -> [u64; 2] {
+        let s = &self.slots[i];
+        let data = s[1].load(Ordering::Relaxed);
+        [s[0].load(Ordering::Relaxed) ^ data, data]
+    }
+
+    /// Writes the (key, data) words to entry `i`.
+    #[inline(always)]
+    fn store(&self, i: usize, w: [u64; 2]) {
+        let s = &self.slots[i];
+        s[0].store(w[0] ^ w[1], Ordering::Relaxed);
+        s[1].store(w[1], Ordering::Relaxed);
+    }
+}
+
 const EXACT: u8 = 1;
 const LOWER: u8 = 2;
 const UPPER: u8 = 3;
 const NO_CELL: u16 = u16::MAX;
+/// Flag bit of a mate score that may come from width pruning (set only by searches with
+/// helper threads; see `AlphaBeta::marks_unproven`).
+const UNPROVEN: u8 = 0x80;
 
 /// The main player. See the module docs.
 pub struct AlphaBeta {
-    tt: Vec<[u64; 2]>,
+    /// The transposition table, shared with the helper threads.
+    tt: Arc<SharedTable>,
+    /// Search threads: this one plus `threads - 1` helpers (Lazy SMP).
+    threads: usize,
+    /// The helper threads' searchers (their own boards, stacks, history and threat solver;
+    /// the table is this searcher's). Kept between searches; built on demand.
+    helpers: Vec<AlphaBeta>,
+    /// Which thread of a search this searcher is (0: the main one; helpers count from 1).
+    id: usize,
+    /// Nodes the helper threads searched in the last search's iterative deepening.
+    helper_nodes: u64,
+    /// Mate scores stored while `unsound` get the `UNPROVEN` flag (and a cut on one sets
+    /// `unsound`): on with helper threads, whose table entries another thread reads without
+    /// having seen the pruning behind them. Off with one thread, whose search stays as it was.
+    marks_unproven: bool,
     memory: usize,
     stack: Vec<Vec<Cand>>,
     history: Vec<i32>,
@@ -742,15 +815,25 @@ fn mate_from_tt(s: i32, ply: usize) -> i32 {
 impl AlphaBeta {
     /// A player with the default table memory (allocated lazily on the first search).
     pub fn new() -> Self {
+        Self::with_threat_bits(18)
+    }
+
+    /// A player whose threat solver has 2^`bits` entries per table.
+    fn with_threat_bits(bits: u32) -> Self {
         AlphaBeta {
-            tt: Vec::new(),
+            tt: Arc::new(SharedTable::new(1)),
+            threads: 1,
+            helpers: Vec::new(),
+            id: 0,
+            helper_nodes: 0,
+            marks_unproven: false,
             memory: DEFAULT_MEMORY_BYTES,
             stack: (0..=MAX_PLY + 1).map(|_| Vec::with_capacity(64)).collect(),
             history: Vec::new(),
             aborted: false,
             unsound: false,
             width: 14,
-            threats: ThreatSolver::new(18),
+            threats: ThreatSolver::new(bits),
             defending: false,
             leaf_vcf_nodes: LEAF_VCF_NODES,
             regions: Vec::new(),
@@ -762,30 +845,37 @@ impl AlphaBeta {
         // Power of two so the index is a mask.
         let n = 1usize << (usize::BITS - 1 - entries.leading_zeros());
         if self.tt.len() != n {
-            self.tt = Vec::new();
-            self.tt = vec![[0u64; 2]; n];
+            // Free the old table before allocating the new one (helpers hold it too).
+            self.tt = Arc::new(SharedTable::new(1));
+            for h in &mut self.helpers {
+                h.tt = self.tt.clone();
+            }
+            self.tt = Arc::new(SharedTable::new(n));
         }
     }
 
     #[inline]
     fn tt_probe(&self, key: u64) -> Option<TtEntry> {
-        let e = TtEntry::unpack(self.tt[(key as usize) & (self.tt.len() - 1)]);
+        let e = TtEntry::unpack(self.tt.load((key as usize) & (self.tt.len() - 1)));
         (e.key == key && e.flag != 0).then_some(e)
     }
 
     #[inline]
     fn tt_store(&mut self, key: u64, depth: i32, score: i32, flag: u8, mv: u16) {
         let i = (key as usize) & (self.tt.len() - 1);
-        let e = TtEntry::unpack(self.tt[i]);
-        if e.key != key || depth >= e.depth as i32 || flag == EXACT {
-            self.tt[i] = TtEntry {
-                key,
-                score,
-                mv,
-                depth: depth.clamp(-100, 100) as i8,
-                flag,
-            }
-            .pack();
+        let e = TtEntry::unpack(self.tt.load(i));
+        if e.key != key || depth >= e.depth as i32 || flag & !UNPROVEN == EXACT {
+            self.tt.store(
+                i,
+                TtEntry {
+                    key,
+                    score,
+                    mv,
+                    depth: depth.clamp(-100, 100) as i8,
+                    flag,
+                }
+                .pack(),
+            );
         }
     }
 
@@ -803,7 +893,14 @@ impl AlphaBeta {
                 c.score = c.score.saturating_add(h);
             }
         }
-        let by = |a: &Cand, b: &Cand| b.score.cmp(&a.score).then(a.cell.cmp(&b.cell));
+        // Helper threads break ties in another (still total) order, so that they do not all
+        // walk the same tree (Lazy SMP diversity); the main thread's is the lower cell first.
+        let mask = self.id.wrapping_mul(0x5B);
+        let by = |a: &Cand, b: &Cand| {
+            b.score
+                .cmp(&a.score)
+                .then((a.cell ^ mask).cmp(&(b.cell ^ mask)))
+        };
         if keep < cands.len() {
             cands.select_nth_unstable_by(keep, by);
             cands[..keep].sort_unstable_by(by);
@@ -842,11 +939,17 @@ impl AlphaBeta {
             tt_cell = e.mv;
             if e.depth as i32 >= depth {
                 let s = mate_from_tt(e.score, ply);
-                match e.flag {
-                    EXACT => return s,
-                    LOWER if s >= beta => return s,
-                    UPPER if s <= alpha => return s,
-                    _ => {}
+                let cut = match e.flag & !UNPROVEN {
+                    EXACT => true,
+                    LOWER => s >= beta,
+                    UPPER => s <= alpha,
+                    _ => false,
+                };
+                if cut {
+                    if e.flag & UNPROVEN != 0 {
+                        self.unsound = true;
+                    }
+                    return s;
                 }
             }
         }
@@ -976,6 +1079,11 @@ impl AlphaBeta {
         self.stack[ply] = cands;
         if truncated && best <= -WIN_THRESHOLD {
             self.unsound = true;
+        }
+        // With several threads, a mate score of an iteration that met width pruning is marked
+        // in the table: another thread that cuts on it did not see the pruning itself.
+        if self.marks_unproven && self.unsound && best.abs() >= WIN_THRESHOLD {
+            flag |= UNPROVEN;
         }
         self.tt_store(key, depth, mate_to_tt(best, ply), flag, best_cell);
         best
@@ -1211,9 +1319,25 @@ impl Searcher<Gomoku> for AlphaBeta {
         self.threats.clear();
         // A fresh zeroed table is cheaper than writing every entry.
         let n = self.tt.len();
-        self.tt = Vec::new();
-        self.tt = vec![[0u64; 2]; n];
+        self.tt = Arc::new(SharedTable::new(1));
+        self.tt = Arc::new(SharedTable::new(n));
         self.history.iter_mut().for_each(|h| *h = 0);
+        // The helpers get the new table at the next search; their own state goes now.
+        for h in &mut self.helpers {
+            h.tt = self.tt.clone();
+            h.threats.clear();
+            h.history.iter_mut().for_each(|x| *x = 0);
+        }
+    }
+
+    /// Threads of the search: with more than one, helper threads run the same iterative
+    /// deepening on their own boards and share the transposition table (Lazy SMP); 1 is
+    /// the single-threaded search.
+    fn set_threads(&mut self, threads: usize) {
+        // More threads than the hardware runs at once only share the cores and the table
+        // (and each helper has its own threat tables): capped there, but 2 stay possible.
+        let hw = std::thread::available_parallelism().map_or(1, |n| n.get());
+        self.threads = threads.clamp(1, hw.max(2));
     }
 
     fn set_memory(&mut self, bytes: usize) {
@@ -1235,6 +1359,7 @@ impl Searcher<Gomoku> for AlphaBeta {
         let mut g = game.clone();
         let me = g.to_move();
         self.aborted = false;
+        self.helper_nodes = 0;
         self.ensure_tt();
         let cells = g.cell_range().end;
         if self.history.len() != cells {
@@ -1320,14 +1445,94 @@ impl Searcher<Gomoku> for AlphaBeta {
         if root_truncated {
             moves.truncate(self.width * 2);
         }
+        // Lazy SMP: the helpers run the same iterative deepening on their own boards, sharing
+        // the table, until this thread's deepening ends; only this thread's iterations choose
+        // the move (the helpers' work reaches it through the table).
+        let mut helpers = std::mem::take(&mut self.helpers);
+        helpers.truncate(self.threads.saturating_sub(1));
+        while helpers.len() + 1 < self.threads {
+            let id = helpers.len() + 1;
+            // A helper's threat solver serves only its leaf VCFs: a quarter of the main one's.
+            let mut h = AlphaBeta::with_threat_bits(HELPER_THREAT_BITS);
+            h.id = id;
+            helpers.push(h);
+        }
+        self.marks_unproven = !helpers.is_empty();
+        for h in &mut helpers {
+            h.marks_unproven = true;
+            h.tt = self.tt.clone();
+            h.width = self.width;
+            h.leaf_vcf_nodes = self.leaf_vcf_nodes;
+            h.regions.clone_from(&self.regions);
+            if h.history.len() != cells {
+                h.history = vec![0; cells];
+            }
+            h.history.iter_mut().for_each(|x| *x /= 4);
+        }
+        let halt = AtomicBool::new(false);
+        let helper_nodes = AtomicU64::new(0);
+        let max_depth = limits.depth.unwrap_or(64).clamp(1, 64) as i32;
+        let result = std::thread::scope(|scope| {
+            for h in helpers.iter_mut() {
+                let (mut hg, hmoves) = (g.clone(), moves.clone());
+                let (halt, helper_nodes) = (&halt, &helper_nodes);
+                // A helper the system cannot start is left out: the search goes on without it.
+                let started = std::thread::Builder::new().spawn_scoped(scope, move || {
+                    h.helper_deepening(&mut hg, hmoves, limits, max_depth, halt, helper_nodes)
+                });
+                if let Err(e) = started {
+                    log::warn!("pcn: helper thread not started: {e}");
+                }
+            }
+            let r = self.deepen(
+                &mut g,
+                &mut budget,
+                &mut moves,
+                max_depth,
+                root_truncated,
+                &helper_nodes,
+                on_event,
+            );
+            halt.store(true, Ordering::Relaxed);
+            r
+        });
+        self.helpers = helpers;
+        self.helper_nodes = helper_nodes.load(Ordering::Relaxed);
+        log::debug!(
+            "pcn: {} search threads, {} nodes ({} by helpers)",
+            self.threads,
+            result.nodes + self.helper_nodes,
+            self.helper_nodes
+        );
+        SearchResult {
+            nodes: result.nodes + self.helper_nodes,
+            ..result
+        }
+    }
+}
+
+impl AlphaBeta {
+    /// The main thread's iterative deepening over the root `moves`; `helper_nodes` counts
+    /// the helper threads' nodes so far (reported with this thread's).
+    #[allow(clippy::too_many_arguments)]
+    fn deepen(
+        &mut self,
+        g: &mut Gomoku,
+        budget: &mut Budget,
+        moves: &mut [Cand],
+        max_depth: i32,
+        root_truncated: bool,
+        helper_nodes: &AtomicU64,
+        on_event: &mut dyn FnMut(&SearchEvent),
+    ) -> SearchResult {
+        let me = g.to_move();
         let mut best_cell = moves[0].cell;
         let mut best_score = 0;
         let mut last_pv = vec![g.move_of(best_cell)];
-        let max_depth = limits.depth.unwrap_or(64).clamp(1, 64) as i32;
         let mut proven_result = None;
         for depth in 1..=max_depth {
             self.unsound = false;
-            let (score, cell, done) = self.root(&mut g, &mut budget, depth, &mut moves);
+            let (score, cell, done) = self.root(g, budget, depth, moves);
             if self.aborted {
                 // Keep the best of this partial iteration only if it beat the previous best.
                 if done > 0 && cell != best_cell {
@@ -1339,10 +1544,10 @@ impl Searcher<Gomoku> for AlphaBeta {
             }
             best_cell = cell;
             best_score = score;
-            last_pv = self.pv(&mut g, cell);
+            last_pv = self.pv(g, cell);
             on_event(&SearchEvent::Info {
                 depth: depth as u32,
-                nodes: budget.nodes,
+                nodes: budget.nodes + helper_nodes.load(Ordering::Relaxed),
                 score,
                 pv: last_pv.clone(),
                 elapsed: budget.elapsed(),
@@ -1370,6 +1575,38 @@ impl Searcher<Gomoku> for AlphaBeta {
             proven: proven_result,
             nodes: budget.nodes,
             pv: last_pv,
+        }
+    }
+
+    /// A helper thread's iterative deepening (Lazy SMP): the main thread's root moves, from
+    /// depth 1 on even ids and 2 on odd ones (so two threads do not search the same depth in
+    /// step), until `halt` (set when the main thread is done), `limits`' time or `max_depth`.
+    /// Its results only fill the shared table; its nodes are added to `nodes` as it goes.
+    fn helper_deepening(
+        &mut self,
+        g: &mut Gomoku,
+        mut moves: Vec<Cand>,
+        limits: &Limits,
+        max_depth: i32,
+        halt: &AtomicBool,
+        nodes: &AtomicU64,
+    ) {
+        let own = Limits {
+            time: limits.time,
+            nodes: None,
+            depth: None,
+        };
+        let mut budget = Budget::new(&own, halt);
+        self.aborted = false;
+        let mut counted = 0;
+        for depth in (1 + (self.id % 2) as i32)..=max_depth {
+            self.unsound = false;
+            self.root(g, &mut budget, depth, &mut moves);
+            nodes.fetch_add(budget.nodes - counted, Ordering::Relaxed);
+            counted = budget.nodes;
+            if self.aborted || budget.exhausted() {
+                break;
+            }
         }
     }
 }
@@ -1412,6 +1649,155 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// A quiet 15x15 middle game: a balanced opening that the player continues for eight
+    /// moves at 5 000 nodes each (deterministic).
+    fn middle_game() -> Gomoku {
+        let Ok(mut g) = Gomoku::new(15, 15, Rule::Freestyle) else {
+            panic!("board");
+        };
+        for (x, y) in [(6, 7), (6, 5), (7, 5), (7, 7), (7, 10)] {
+            g.play_unchecked((y * 15 + x) as Move);
+        }
+        let mut ab = AlphaBeta::new();
+        ab.set_memory(8 << 20);
+        let stop = AtomicBool::new(false);
+        for _ in 0..8 {
+            match ab
+                .search(&g, &Limits::nodes(5_000), &stop, &mut |_| {})
+                .best
+            {
+                Some(m) if g.outcome().is_none() => g.play_unchecked(m),
+                _ => break,
+            }
+        }
+        assert!(g.outcome().is_none(), "the test position is decided: {g:?}");
+        g
+    }
+
+    /// With two threads the helper searches too, on the one table of the player, and its
+    /// nodes are counted; back at one thread the search is the single-threaded one again.
+    #[test]
+    fn two_threads_share_one_table_and_count_the_helper() {
+        let g = middle_game();
+        let stop = AtomicBool::new(false);
+        let limits = Limits::nodes(150_000);
+        let mut ab = AlphaBeta::new();
+        ab.set_memory(8 << 20);
+        ab.set_threads(2);
+        let r = ab.search(&g, &limits, &stop, &mut |_| {});
+        let Some(best) = r.best else {
+            panic!("no move");
+        };
+        assert!(g.check_move(best).is_ok(), "illegal move {best}");
+        assert_eq!(ab.helpers.len(), 1);
+        assert!(
+            Arc::ptr_eq(&ab.tt, &ab.helpers[0].tt),
+            "the helper has its own table"
+        );
+        assert!(ab.helper_nodes > 0, "the helper did not search");
+        assert!(r.nodes > ab.helper_nodes, "{} nodes in all", r.nodes);
+        // One thread again: the same result as a fresh single-threaded player.
+        ab.set_threads(1);
+        ab.clear();
+        let one = ab.search(&g, &limits, &stop, &mut |_| {});
+        assert!(ab.helpers.is_empty() && ab.helper_nodes == 0);
+        let mut fresh = AlphaBeta::new();
+        fresh.set_memory(8 << 20);
+        let want = fresh.search(&g, &limits, &stop, &mut |_| {});
+        assert_eq!(
+            (one.best, one.nodes, one.score),
+            (want.best, want.nodes, want.score)
+        );
+    }
+
+    /// A two-thread search ends on its time limit and on the stop flag (the bounds are
+    /// generous: the machine may be busy; the point is that the helpers stop too).
+    #[test]
+    fn two_threads_stop_on_time_and_on_the_flag() {
+        let g = middle_game();
+        let mut ab = AlphaBeta::new();
+        ab.set_memory(8 << 20);
+        ab.set_threads(2);
+        let stop = AtomicBool::new(false);
+        let t = std::time::Instant::now();
+        let r = ab.search(
+            &g,
+            &Limits::time(Duration::from_millis(300)),
+            &stop,
+            &mut |_| {},
+        );
+        assert!(r.best.is_some());
+        assert!(
+            t.elapsed() < Duration::from_secs(5),
+            "took {:?}",
+            t.elapsed()
+        );
+        let t = std::time::Instant::now();
+        let r = std::thread::scope(|s| {
+            s.spawn(|| {
+                std::thread::sleep(Duration::from_millis(300));
+                stop.store(true, std::sync::atomic::Ordering::Relaxed);
+            });
+            ab.search(&g, &Limits::default(), &stop, &mut |_| {})
+        });
+        assert!(r.best.is_some());
+        assert!(
+            t.elapsed() < Duration::from_secs(10),
+            "took {:?}",
+            t.elapsed()
+        );
+    }
+
+    /// A cut on a table entry marked unproven (a mate score another thread found with width
+    /// pruning) marks the iteration unsound, so the main thread does not report it proven;
+    /// a cut on an unmarked one does not.
+    #[test]
+    fn a_cut_on_an_unproven_mate_marks_the_iteration_unsound() {
+        let g = middle_game();
+        let mut ab = AlphaBeta::new();
+        ab.set_memory(1 << 20);
+        ab.ensure_tt();
+        ab.regions = vec![Region::of_stones(&g); MAX_PLY + 2];
+        let stop = AtomicBool::new(false);
+        let limits = Limits::default();
+        for (flag, unsound) in [(EXACT | UNPROVEN, true), (EXACT, false)] {
+            ab.tt_store(g.hash(), 10, WIN - 20, flag, NO_CELL);
+            ab.unsound = false;
+            let mut budget = Budget::new(&limits, &stop);
+            let mut g2 = g.clone();
+            let s = ab.negamax(&mut g2, &mut budget, 3, -WIN, WIN, 2);
+            assert_eq!((s, ab.unsound), (WIN - 22, unsound), "flag {flag:#x}");
+        }
+    }
+
+    /// An entry half overwritten by another thread (its two words from different stores)
+    /// reads as a miss, never as a wrong position's entry.
+    #[test]
+    fn a_torn_table_entry_reads_as_a_miss() {
+        let mut ab = AlphaBeta::new();
+        ab.set_memory(1 << 20);
+        ab.ensure_tt();
+        let key = 0x1234_5678_9abc_def0_u64;
+        ab.tt_store(key, 5, 77, EXACT, 42);
+        let Some(e) = ab.tt_probe(key) else {
+            panic!("stored entry not found");
+        };
+        assert_eq!((e.score, e.mv, e.depth, e.flag), (77, 42, 5, EXACT));
+        // Another store's data word lands without its key word.
+        let i = (key as usize) & (ab.tt.len() - 1);
+        let other = TtEntry {
+            key: key ^ 0x10_0000_0000,
+            score: -3,
+            mv: 9,
+            depth: 2,
+            flag: LOWER,
+        }
+        .pack();
+        ab.tt.slots[i][1].store(other[1], std::sync::atomic::Ordering::Relaxed);
+        assert!(ab.tt_probe(key).is_none());
+        assert!(ab.tt_probe(other[0]).is_none());
     }
 
     /// Sorted copy of a candidate list (the search sorts them; the scan order is not part of
