@@ -70,7 +70,8 @@ for cfg in "$@"; do
   fi
   netopt=""
   case $net in
-    none) ;;
+    # Explicitly: the default network is `auto` (the shipped one).
+    none) netopt="--net none" ;;
     */*)
       # A path (our own networks, e.g. weights/killallgo9-pcn): used as it is.
       [ -d "$net" ] || { echo "$0: $net absent" >&2; exit 2; }
