@@ -60,8 +60,8 @@ pub struct GlobalOpts {
     #[arg(long, global = true, default_value = "auto")]
     pub net: String,
     /// Board symmetries averaged per network evaluation (1..=8; the paper's solver used 8,
-    /// its self-play 1; 1 solves more problems in the same time with every network measured,
-    /// docs/solving.md).
+    /// its self-play 1). Each one costs a network evaluation, so 1 lets a timed solve search
+    /// further (docs/solving.md).
     #[arg(long, global = true, default_value_t = 1, value_parser = clap::value_parser!(u8).range(1..=8))]
     pub symmetries: u8,
     /// Network backend: `auto` (the GPU when compiled in and usable, else the CPU), `cpu`,

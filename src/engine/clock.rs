@@ -18,9 +18,9 @@ use std::time::Duration;
 pub const UNLIMITED_TIME_LEFT: i64 = 2_147_483_647;
 /// Reference skeleton default for `timeout_turn` when the manager sends nothing.
 pub const DEFAULT_TURN_MS: i64 = 30_000;
-/// Time kept for writing the reply and for scheduling noise, in ms. Measured by the manager
-/// on a machine running four brains on two cores, single moves came within 3 ms of a 1 s
-/// limit with 20 ms here; 40 keeps a margin under such load.
+/// Time kept for writing the reply and for scheduling noise, in ms: on a loaded machine the
+/// reply can reach the manager tens of ms after the stop flag is set (measurements in
+/// docs/notebook/2026-11-26-strength.md).
 pub const REPLY_OVERHEAD_MS: i64 = 40;
 /// Smallest safety margin, in ms.
 pub const MIN_MARGIN_MS: i64 = 50;

@@ -35,6 +35,23 @@ def write_safetensors(path, tensors, metadata):
     os.replace(tmp, path)
 
 
+def read_safetensors(path):
+    """The float32 tensors of a file that write_safetensors wrote: dict name -> ndarray."""
+    with open(path, "rb") as f:
+        (hl,) = struct.unpack("<Q", f.read(8))
+        header = json.loads(f.read(hl))
+        blob = f.read()
+    out = {}
+    for name, meta in header.items():
+        if name == "__metadata__":
+            continue
+        if meta["dtype"] != "F32":
+            raise ValueError(f"{path}: {name} is {meta['dtype']}, not F32")
+        a, b = meta["data_offsets"]
+        out[name] = np.frombuffer(blob[a:b], dtype="<f4").reshape(meta["shape"])
+    return out
+
+
 def model_tensors(net):
     """The exported tensors: every parameter and BN running statistic, float32."""
     out = {}

@@ -2,10 +2,8 @@
 momentum, checkpoints, a CSV log and a loss plot."""
 
 import csv
-import json
 import math
 import os
-import struct
 import time
 
 import numpy as np
@@ -13,6 +11,7 @@ import torch
 import torch.nn.functional as F
 
 from . import data
+from .export import read_safetensors
 from .model import Net
 
 
@@ -97,19 +96,13 @@ def load_weights(net, model_dir):
     """Starts `net` from an exported model (model.safetensors of the same shape), e.g. the
     network now in weights/, so a new training run continues it instead of starting cold."""
     path = model_dir if model_dir.endswith(".safetensors") else os.path.join(model_dir, "model.safetensors")
-    with open(path, "rb") as f:
-        (hl,) = struct.unpack("<Q", f.read(8))
-        header = json.loads(f.read(hl))
-        blob = f.read()
+    try:
+        tensors = read_safetensors(path)
+    except ValueError as e:
+        raise SystemExit(str(e))
     own = net.state_dict()
     state = {}
-    for name, meta in header.items():
-        if name == "__metadata__":
-            continue
-        if meta["dtype"] != "F32":
-            raise SystemExit(f"{path}: {name} is {meta['dtype']}, not F32")
-        a, b = meta["data_offsets"]
-        arr = np.frombuffer(blob[a:b], dtype="<f4").reshape(meta["shape"])
+    for name, arr in tensors.items():
         if name not in own or tuple(own[name].shape) != tuple(arr.shape):
             raise SystemExit(f"{path}: tensor {name} {list(arr.shape)} does not fit this network "
                              f"(blocks/filters/bins must match)")
