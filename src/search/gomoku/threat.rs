@@ -526,37 +526,20 @@ impl Search<'_, '_, '_> {
         let mut threat_pt = None;
         let mut fours: Vec<(i32, usize)> = Vec::new();
         let mut threes: Vec<(i32, usize)> = Vec::new();
-        // Only points where the attacker makes a three (VCT) or a four at least, or the
-        // defender a five, can matter below; the packed test skips the rest cheaply.
+        // Only empty points where the attacker makes a three (VCT) or a four at least, or
+        // the defender a five, can matter below. The board finds them in cell order (the
+        // order of a scan over the whole board); under 4T only the forced point, if any, may
+        // be played.
         let weakest = if self.vct { Pattern::B3 } else { Pattern::B4 };
-        // The board finds these points (under 4T only the forced one can matter) in cell
-        // order, the order of a scan over the whole board.
-        let cells = match forced {
-            Some(f) => {
-                let mut one = CellBits::default();
-                one.insert(f);
-                one
+        let mut cells = at_least(self.g, a, weakest, (!four_t).then_some(Pattern::F5));
+        if let Some(f) = forced {
+            let keep = cells.contains(f);
+            cells = CellBits::default();
+            if keep {
+                cells.insert(f);
             }
-            None => at_least(self.g, a, weakest, (!four_t).then_some(Pattern::F5)),
-        };
-        // Both tests at once on the packed pattern word: each byte lane gets `128 - min` for
-        // its colour (0 for the defender under 4T: never set), so a lane's top bit is set
-        // exactly when its pattern is at least that colour's minimum (patterns are below
-        // 128, so no lane carries into the next).
-        let lane = |color: Color, min: u64| (min * 0x0001_0001_0001_0001) << (8 * color.index());
-        let k = lane(a, 128 - weakest as u64)
-            + if four_t {
-                0
-            } else {
-                lane(d, 128 - Pattern::F5 as u64)
-            };
+        }
         for c in cells.iter() {
-            if self.g.cell_value(c) != EMPTY {
-                continue;
-            }
-            if (self.g.pattern_word(c) + k) & 0x8080_8080_8080_8080 == 0 {
-                continue;
-            }
             let pa = self.g.patterns(c, a);
             let best = pa.iter().copied().max().unwrap_or(Pattern::Dead);
             if best >= Pattern::B4 && wins_at(self.g, c, a) {
