@@ -396,9 +396,9 @@ impl Gomoku {
     #[cfg(target_arch = "x86_64")]
     fn cells_at_least_sse2(&self, black: Option<Pattern>, white: Option<Pattern>) -> CellBits {
         use std::arch::x86_64::*;
-        // A pattern byte `v` is at least `m` when `v > m - 1` (signed bytes; patterns are
-        // 0..=10, so 127 never matches).
-        let thr = |m: Option<Pattern>| m.map_or(127u16, |p| (p as u16).saturating_sub(1));
+        // A pattern byte `v` is at least `m` when `v > m - 1` as signed bytes (patterns are
+        // 0..=10, so `Dead` gives -1, always true, and `None` 127, never).
+        let thr = |m: Option<Pattern>| m.map_or(127i8, |p| p as i8 - 1) as u8 as u16;
         let lane = (thr(white) << 8 | thr(black)) as i16;
         let range = self.cell_range();
         let mut bits = CellBits::default();
@@ -921,11 +921,13 @@ mod tests {
     /// The cell sets of [`Gomoku::cells_at_least`] (the vector scan on x86-64) equal the
     /// cell-by-cell scan along random games with take-backs, under every rule and on the
     /// smallest, the usual and the largest boards, for every pair of thresholds the threat
-    /// searches ask (and some they do not).
+    /// searches ask (and some they do not, the always-true `Dead` included).
     #[test]
     fn cells_at_least_matches_the_cell_scan() {
         let mins = [
             None,
+            Some(Pattern::Dead),
+            Some(Pattern::B1),
             Some(Pattern::F1),
             Some(Pattern::B3),
             Some(Pattern::F3),
