@@ -21,7 +21,7 @@ use std::time::Instant;
 
 use super::{Budget, Limits};
 use crate::game::gomoku::pattern::EMPTY;
-use crate::game::gomoku::{Gomoku, Pattern, Rule};
+use crate::game::gomoku::{CellBits, Gomoku, Pattern, Rule};
 use crate::game::{Color, Game, Move, Outcome};
 
 /// Whether `color` playing the empty `cell` wins at once: a five, or under 4T (where fives are
@@ -138,6 +138,16 @@ fn has_five_near(g: &Gomoku, cell: usize, color: Color) -> bool {
     false
 }
 
+/// The empty cells where `color` makes at least `min` or its opponent at least `opp_min`
+/// (see [`Gomoku::cells_at_least`]), in cell order.
+#[inline]
+fn at_least(g: &Gomoku, color: Color, min: Pattern, opp_min: Option<Pattern>) -> CellBits {
+    match color {
+        Color::Black => g.cells_at_least(Some(min), opp_min),
+        Color::White => g.cells_at_least(opp_min, Some(min)),
+    }
+}
+
 /// Whether `color` playing `cell` makes at least one four (some direction B4/F4).
 #[inline]
 fn is_four_move(p: &[Pattern; 4]) -> bool {
@@ -160,8 +170,10 @@ pub fn immediate_win(g: &Gomoku) -> Option<Move> {
     if let Some(f) = g.forced_point() {
         return wins_at(g, g.cell_of(f), me).then_some(f);
     }
-    g.cell_range()
-        .find(|&c| g.cell_value(c) == EMPTY && wins_at(g, c, me))
+    // A winning point makes a four.
+    at_least(g, me, Pattern::B4, None)
+        .iter()
+        .find(|&c| wins_at(g, c, me))
         .map(|c| g.move_of(c))
 }
 
@@ -175,8 +187,9 @@ pub fn must_block(g: &Gomoku) -> Vec<Move> {
         return vec![f];
     }
     let opp = g.to_move().opp();
-    g.cell_range()
-        .filter(|&c| g.cell_value(c) == EMPTY && wins_at(g, c, opp))
+    at_least(g, opp, Pattern::B4, None)
+        .iter()
+        .filter(|&c| wins_at(g, c, opp))
         .map(|c| g.move_of(c))
         .collect()
 }
@@ -188,9 +201,10 @@ pub fn must_block(g: &Gomoku) -> Vec<Move> {
 pub fn threat_defences(g: &mut Gomoku) -> Option<Vec<Move>> {
     let me = g.to_move();
     let opp = me.opp();
-    let threats: Vec<usize> = g
-        .cell_range()
-        .filter(|&c| g.cell_value(c) == EMPTY && makes_winning_threat(g, c, opp))
+    // A winning threat makes a four.
+    let threats: Vec<usize> = at_least(g, opp, Pattern::B4, None)
+        .iter()
+        .filter(|&c| makes_winning_threat(g, c, opp))
         .collect();
     let any_real = threats.into_iter().any(|c| is_winning_threat(g, c, opp));
     if !any_real {
@@ -210,9 +224,9 @@ pub fn threat_defences(g: &mut Gomoku) -> Option<Vec<Move>> {
             continue;
         }
         g.play_unchecked(g.move_of(c));
-        let threats_left: Vec<usize> = g
-            .cell_range()
-            .filter(|&p| g.cell_value(p) == EMPTY && makes_winning_threat(g, p, opp))
+        let threats_left: Vec<usize> = at_least(g, opp, Pattern::B4, None)
+            .iter()
+            .filter(|&p| makes_winning_threat(g, p, opp))
             .collect();
         let stopped = !threats_left
             .into_iter()
@@ -512,31 +526,20 @@ impl Search<'_, '_, '_> {
         let mut threat_pt = None;
         let mut fours: Vec<(i32, usize)> = Vec::new();
         let mut threes: Vec<(i32, usize)> = Vec::new();
-        // Only points where the attacker makes a three (VCT) or a four at least, or the
-        // defender a five, can matter below; the packed test skips the rest cheaply.
+        // Only empty points where the attacker makes a three (VCT) or a four at least, or
+        // the defender a five, can matter below. The board finds them in cell order (the
+        // order of a scan over the whole board); under 4T only the forced point, if any, may
+        // be played.
         let weakest = if self.vct { Pattern::B3 } else { Pattern::B4 };
-        let cells = match forced {
-            Some(f) => f..f + 1,
-            None => self.g.cell_range(),
-        };
-        // Both tests at once on the packed pattern word: each byte lane gets `128 - min` for
-        // its colour (0 for the defender under 4T: never set), so a lane's top bit is set
-        // exactly when its pattern is at least that colour's minimum (patterns are below
-        // 128, so no lane carries into the next).
-        let lane = |color: Color, min: u64| (min * 0x0001_0001_0001_0001) << (8 * color.index());
-        let k = lane(a, 128 - weakest as u64)
-            + if four_t {
-                0
-            } else {
-                lane(d, 128 - Pattern::F5 as u64)
-            };
-        for c in cells {
-            if self.g.cell_value(c) != EMPTY {
-                continue;
+        let mut cells = at_least(self.g, a, weakest, (!four_t).then_some(Pattern::F5));
+        if let Some(f) = forced {
+            let keep = cells.contains(f);
+            cells = CellBits::default();
+            if keep {
+                cells.insert(f);
             }
-            if (self.g.pattern_word(c) + k) & 0x8080_8080_8080_8080 == 0 {
-                continue;
-            }
+        }
+        for c in cells.iter() {
             let pa = self.g.patterns(c, a);
             let best = pa.iter().copied().max().unwrap_or(Pattern::Dead);
             if best >= Pattern::B4 && wins_at(self.g, c, a) {
@@ -735,8 +738,8 @@ impl Search<'_, '_, '_> {
         // The defender's own immediate wins (4T double completions; fives cannot exist here
         // because the attacker had to block them first) refute the three.
         let mut counters: Vec<usize> = Vec::new();
-        for q in self.g.cell_range() {
-            if self.g.cell_value(q) != EMPTY || !self.g.makes_four(q, d) {
+        for q in at_least(self.g, d, Pattern::B4, None).iter() {
+            if !self.g.makes_four(q, d) {
                 continue;
             }
             if wins_at(self.g, q, d) {
