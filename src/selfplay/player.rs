@@ -52,7 +52,7 @@ fn near_centre(g: &Gomoku, legal: &[Move], radius: usize) -> Vec<Move> {
             x.abs_diff(cx) <= radius && y.abs_diff(cy) <= radius
         })
         .collect();
-    if near.is_empty() || h == 0 {
+    if near.is_empty() {
         legal.to_vec()
     } else {
         near
