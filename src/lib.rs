@@ -28,8 +28,8 @@
 //!   - [`search::solver_player`] (a solver as a player) and [`search::registry`] (players by
 //!     name, and the one builder [`search::registry::build`] of a solver with its network).
 //! - [`selfplay`]: training data for proof cost networks (`pcn selfplay`): the PCN
-//!   self-play search, the paper's proof-cost labels, the record file format. Uses game, nn
-//!   and sgf only; a layer higher than search, so that it may use the solvers later.
+//!   self-play search, Gomoku games of the alpha-beta player ([`selfplay::player`]), the
+//!   paper's proof-cost labels, the record file format. A layer above search.
 //! - [`train`]: the learned tables' trainers ([`train::patterns`]: the Gomoku pattern
 //!   policy from the alpha-beta player's self-play, `pcn train-patterns`).
 //! - [`proof`]: proof trees as SGF files and the independent proof checker (`pcn verify`).

@@ -125,9 +125,9 @@ fn fresh_exports_match_pytorch() {
 #[test]
 fn shipped_networks_match_their_golden_vectors_and_auto_finds_them() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    for (dir, game, size) in [
-        ("weights/killallgo9-pcn", "killallgo", "9"),
-        ("weights/gomoku15-pcn", "gomoku", "15"),
+    for (dir, game, size, rule) in [
+        ("weights/killallgo9-pcn", "killallgo", "9", "freestyle"),
+        ("weights/gomoku15-pcn", "gomoku", "15", "4t"),
     ] {
         let d = root.join(dir);
         if !d.join("model.safetensors").is_file() {
@@ -145,6 +145,7 @@ fn shipped_networks_match_their_golden_vectors_and_auto_finds_them() {
         let out = Command::new(env!("CARGO_BIN_EXE_pcn"))
             .current_dir(root)
             .args(["--net", "auto", "gtp", "--game", game, "--size", size])
+            .args(["--rule", rule])
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::piped())
             .spawn()
@@ -157,18 +158,27 @@ fn shipped_networks_match_their_golden_vectors_and_auto_finds_them() {
         let text = String::from_utf8_lossy(&out.stdout);
         assert!(text.contains(&name), "{dir}: pcn-net said {text}");
     }
-    // 7x7 Killall-Go has no shipped network: auto means none there.
-    let out = Command::new(env!("CARGO_BIN_EXE_pcn"))
-        .current_dir(root)
-        .args(["--net", "auto", "gtp", "--game", "killallgo", "--size", "7"])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .and_then(|mut ch| {
-            use std::io::Write;
-            ch.stdin.take().unwrap().write_all(b"pcn-net\nquit\n")?;
-            ch.wait_with_output()
-        })
-        .unwrap();
-    assert!(String::from_utf8_lossy(&out.stdout).contains("= none"));
+    // 7x7 Killall-Go and freestyle Gomoku have no shipped network: auto means none there.
+    for args in [
+        ["--game", "killallgo", "--size", "7", "--rule", "freestyle"],
+        ["--game", "gomoku", "--size", "15", "--rule", "freestyle"],
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_pcn"))
+            .current_dir(root)
+            .args(["--net", "auto", "gtp"])
+            .args(args)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .and_then(|mut ch| {
+                use std::io::Write;
+                ch.stdin.take().unwrap().write_all(b"pcn-net\nquit\n")?;
+                ch.wait_with_output()
+            })
+            .unwrap();
+        assert!(
+            String::from_utf8_lossy(&out.stdout).contains("= none"),
+            "{args:?}"
+        );
+    }
 }

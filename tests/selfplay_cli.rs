@@ -118,6 +118,81 @@ fn writes_resumes_and_uses_a_network() {
     assert!(ev.is_dir());
 }
 
+/// `--mover player`: two Gomoku games of the alpha-beta player at a few hundred nodes a
+/// move; the records read back with the labels of the finished games, the player's moves
+/// as one-hot policy targets, and the run resumes and replays the same games for a seed.
+#[test]
+fn gomoku_games_of_the_player() {
+    use pcn::selfplay::record::{FLAG_FULL_SEARCH, FLAG_NO_WINNER};
+    let dir = tempfile::tempdir().unwrap();
+    let run = |out: &Path, games: &str| {
+        let st = pcn()
+            .args([
+                "--seed",
+                "4",
+                "selfplay",
+                "--game",
+                "gomoku",
+                "--mover",
+                "player",
+                "--player-nodes",
+                "300",
+                "--random-plies",
+                "2",
+                "--games",
+                games,
+                "--parallel",
+                "2",
+                "--out",
+            ])
+            .arg(out)
+            .status()
+            .unwrap();
+        assert!(st.success());
+    };
+    let (a, b) = (dir.path().join("a.rec"), dir.path().join("b.rec"));
+    run(&a, "2");
+    assert_eq!(games_in(&a), 2);
+    let (h, recs) = read_all(&a).unwrap();
+    assert_eq!(
+        (h.game.as_str(), h.board_size, h.actions),
+        ("gomoku", 15, 225)
+    );
+    for g in 0..2u32 {
+        let rs: Vec<_> = recs.iter().filter(|r| r.game == g).collect();
+        let last = rs.last().unwrap();
+        assert!(last.flags & FLAG_LAST != 0);
+        // The record before the winning move: its side to move wins, cost 0 on its head,
+        // the top bin ("does not win") on the other, z = +1.
+        if last.flags & FLAG_NO_WINNER == 0 {
+            let w = last.to_move as usize;
+            assert_eq!(last.z, 1.0);
+            assert_eq!(last.cost_max[w], 0.0);
+            assert_eq!(last.cost_heur[1 - w], 499.0);
+        }
+        // After the random opening every policy target is one move.
+        for r in rs.iter().filter(|r| r.ply >= 2) {
+            assert!(r.flags & FLAG_FULL_SEARCH != 0);
+            assert_eq!(r.policy.iter().filter(|&&p| p == 1.0).count(), 1);
+        }
+    }
+    // Resuming adds only the missing game; a fresh file replays the same three games.
+    run(&a, "3");
+    run(&b, "3");
+    let key = |p: &Path| {
+        let mut v: Vec<_> = read_all(p)
+            .unwrap()
+            .1
+            .into_iter()
+            .map(|r| (r.game, r.ply, r.policy))
+            .collect();
+        v.sort_by_key(|x| (x.0, x.1));
+        v
+    };
+    assert_eq!(games_in(&a), 3);
+    assert_eq!(key(&a), key(&b));
+}
+
 #[test]
 fn bad_options_and_unfit_networks_are_clear_errors() {
     let dir = tempfile::tempdir().unwrap();
@@ -129,6 +204,8 @@ fn bad_options_and_unfit_networks_are_clear_errors() {
         vec!["selfplay", "--eval-back", "4", "--out"],
         vec!["selfplay", "--prove", "red", "--out"],
         vec!["--net", "/nonexistent/model", "selfplay", "--out"],
+        vec!["selfplay", "--mover", "player", "--out"],
+        vec!["selfplay", "--game", "gomoku", "--mover", "oracle", "--out"],
     ] {
         let mut c = pcn();
         c.args(&args);

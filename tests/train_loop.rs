@@ -137,3 +137,62 @@ fn loop_runs_end_to_end_on_a_tiny_network() {
     assert_ne!(line["result"], "error", "{line}");
     assert_eq!(line["game"], "killallgo");
 }
+
+/// One Gomoku iteration of the loop whose games (training and eval set) come from the
+/// alpha-beta player (`--selfplay-args "--mover player ..."`): the records are Gomoku
+/// records whose policy targets after the random opening are the player's one-hot moves,
+/// and the candidate is exported and gated.
+#[test]
+fn gomoku_loop_with_player_games() {
+    use pcn::selfplay::record::{read_all, FLAG_FULL_SEARCH};
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    if !root.join(".tools/torch/torch").is_dir() {
+        eprintln!("NOTICE: PyTorch not installed under .tools/torch: Gomoku loop test skipped");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let work = tmp.path().join("run");
+    let st = Command::new("python3")
+        .arg(root.join("training/loop.py"))
+        .args(["--game", "gomoku", "--iterations", "1", "--pcn"])
+        .arg(env!("CARGO_BIN_EXE_pcn"))
+        .arg("--work")
+        .arg(&work)
+        .arg("--weights")
+        .arg(tmp.path().join("weights"))
+        .args([
+            "--games-per-iter",
+            "6",
+            "--steps-per-iter",
+            "5",
+            "--batch",
+            "32",
+        ])
+        .args(["--blocks", "1", "--filters", "8", "--parallel", "2"])
+        .args([
+            "--eval-games",
+            "12",
+            "--eval-positions",
+            "2",
+            "--eval-nodes",
+            "200",
+        ])
+        .args(["--eval-back", "9", "--threads", "1"])
+        .args([
+            "--selfplay-args",
+            "--mover player --player-nodes 200 --random-plies 2",
+        ])
+        .status()
+        .expect("python3 runs");
+    assert!(st.success(), "training/loop.py failed");
+    let (h, recs) = read_all(&work.join("selfplay.rec")).unwrap();
+    assert_eq!(h.game, "gomoku");
+    let after_opening: Vec<_> = recs.iter().filter(|r| r.ply >= 2).collect();
+    assert!(!after_opening.is_empty());
+    for r in after_opening {
+        assert!(r.flags & FLAG_FULL_SEARCH != 0);
+        assert_eq!(r.policy.iter().filter(|&&p| p == 1.0).count(), 1);
+    }
+    assert!(work.join("candidate/model.safetensors").is_file());
+    assert!(std::fs::read_dir(work.join("eval")).unwrap().count() >= 1);
+}

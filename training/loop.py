@@ -14,6 +14,7 @@ Nothing here reads ../shared: no third-party network or problem enters the loop.
 import argparse
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -141,8 +142,13 @@ def main(argv=None):
                    help="self-play with the promoted network (best) or the last candidate "
                         "(latest: AlphaZero's way, for when the gate's bar is a solver "
                         "without a network that self-play without a network cannot teach)")
+    p.add_argument("--selfplay-args", default="",
+                   help="more `pcn selfplay` options for the training games and the eval set's "
+                        "games, e.g. \"--mover player --player-nodes 10000 --random-plies 6\" "
+                        "(Gomoku games of the alpha-beta player; docs/training.md)")
     a = p.parse_args(argv)
     name, sp_args, _, eval_back = GAMES[a.game]
+    sp_args = sp_args + shlex.split(a.selfplay_args)
     work = a.work or os.path.join(ROOT, "runs", a.game)
     weights = a.weights or os.path.join(ROOT, "weights", name)
     os.makedirs(work, exist_ok=True)

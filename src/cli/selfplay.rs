@@ -3,7 +3,8 @@
 //! `--net`, `--threads`, `--seed` and `--backend` are the global options: `--net none` is
 //! iteration 0 (uniform priors), `--net auto` the shipped network, else a model path (a PCN
 //! model of the same game and board). `--threads` is the network backend's threads;
-//! `--parallel` games run at once and share one batching evaluator.
+//! `--parallel` games run at once and share one batching evaluator. `--mover player` plays
+//! Gomoku games with the alpha-beta player instead (no network).
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -16,8 +17,9 @@ use crate::game::killallgo::{KillallGo, Variant};
 use crate::game::{Color, Game};
 use crate::nn::eval::BatchingEvaluator;
 use crate::nn::{Evaluator, NetGame};
+use crate::selfplay::player::PlayerConfig;
 use crate::selfplay::record::{Header, FORMAT};
-use crate::selfplay::{run, Config, EvalSet};
+use crate::selfplay::{run, run_with, Config, EvalSet};
 
 /// Options of `pcn selfplay`.
 #[derive(Args, Debug, Clone)]
@@ -68,6 +70,16 @@ pub struct SelfplayArgs {
     /// Plies before the end of the game for `--emit-eval-set` (odd: the winner is to move).
     #[arg(long, default_value_t = 9)]
     pub eval_back: usize,
+    /// Move source of Gomoku games: `mcts` (the PCN self-play search) or `player` (our
+    /// alpha-beta player at `--player-nodes` a move; its moves are one-hot policy targets).
+    #[arg(long, default_value = "mcts")]
+    pub mover: String,
+    /// Nodes per move of `--mover player`.
+    #[arg(long, default_value_t = 2000)]
+    pub player_nodes: u64,
+    /// Opening moves of `--mover player` drawn at random near the centre (seeded).
+    #[arg(long, default_value_t = 4)]
+    pub random_plies: usize,
     /// Network (the global `--net`).
     #[arg(skip)]
     pub net: String,
@@ -151,6 +163,15 @@ fn run_inner(a: &SelfplayArgs, seed: u64, threads: usize) -> Result<(), (i32, St
         return Err(usage("--eval-back must be odd (the winner to move)".into()));
     }
     let game = a.game.to_ascii_lowercase();
+    let player = match a.mover.to_ascii_lowercase().as_str() {
+        "mcts" => None,
+        "player" if game == "gomoku" => Some(PlayerConfig {
+            nodes: a.player_nodes.max(1),
+            random_plies: a.random_plies,
+        }),
+        "player" => return Err(usage("--mover player plays Gomoku only".into())),
+        other => return Err(usage(format!("unknown --mover '{other}' (mcts, player)"))),
+    };
     let (net_game, default_proof) = match game.as_str() {
         "killallgo" | "killall-go" => (NetGame::KillallGo, Color::White),
         "gomoku" => (NetGame::Gomoku, Color::Black),
@@ -222,17 +243,32 @@ fn run_inner(a: &SelfplayArgs, seed: u64, threads: usize) -> Result<(), (i32, St
             let rule = Rule::from_name(&a.rule)
                 .ok_or_else(|| usage(format!("unknown Gomoku rule '{}'", a.rule)))?;
             let start = Gomoku::new(15, 15, rule).map_err(|e| usage(e.to_string()))?;
-            let net =
-                open_net(a, net_game, 15, rule.name(), (4, 225), threads).map_err(|e| (2, e))?;
             let h = header(&|| (start.name(), 15, 4, 225));
-            run(
-                &start,
-                &cfg(225, 8, net),
-                a.out.as_deref(),
-                &h,
-                eval.as_ref(),
-                4,
-            )
+            if let Some(p) = &player {
+                // The player needs no network: `--net` is not opened.
+                let c = cfg(225, 0, None);
+                run_with(
+                    &start,
+                    &c,
+                    a.out.as_deref(),
+                    &h,
+                    eval.as_ref(),
+                    4,
+                    &|| (),
+                    &|_: &mut (), i| crate::selfplay::player::play_game(&start, &c, p, i),
+                )
+            } else {
+                let net = open_net(a, net_game, 15, rule.name(), (4, 225), threads)
+                    .map_err(|e| (2, e))?;
+                run(
+                    &start,
+                    &cfg(225, 8, net),
+                    a.out.as_deref(),
+                    &h,
+                    eval.as_ref(),
+                    4,
+                )
+            }
         }
     }
     .map_err(|e| (1, e))?;

@@ -1,8 +1,8 @@
 //! The networks shipped in `weights/` and `--net auto`.
 //!
 //! `auto` picks the network trained for the game and board (`weights/killallgo9-pcn` for
-//! 9x9 Killall-Go, `weights/gomoku15-pcn` for 15x15 Gomoku under the freestyle and 4T
-//! rules), or none when there is none for it. The weights directory is `$PCN_WEIGHTS` when
+//! 9x9 Killall-Go, `weights/gomoku15-pcn` for 15x15 Gomoku under the 4T rule, the one its
+//! games were played and its gate measured under), or none when there is none for it. The weights directory is `$PCN_WEIGHTS` when
 //! set, else `weights/` in the working directory, else the one of the source tree the
 //! binary was built in (`target/release/pcn` → `weights/`).
 
@@ -18,7 +18,7 @@ pub const AUTO: &str = "auto";
 pub fn shipped_name(game: NetGame, board_size: usize, rule: &str) -> Option<&'static str> {
     match (game, board_size) {
         (NetGame::KillallGo, 9) => Some("killallgo9-pcn"),
-        (NetGame::Gomoku, 15) if matches!(rule, "4t" | "freestyle") => Some("gomoku15-pcn"),
+        (NetGame::Gomoku, 15) if rule == "4t" => Some("gomoku15-pcn"),
         _ => None,
     }
 }
@@ -97,6 +97,7 @@ mod tests {
             Some("gomoku15-pcn")
         );
         assert_eq!(shipped_name(NetGame::Gomoku, 15, "renju"), None);
+        assert_eq!(shipped_name(NetGame::Gomoku, 15, "freestyle"), None);
         assert_eq!(shipped_name(NetGame::Gomoku, 20, "4t"), None);
         assert_eq!(
             resolve("none", NetGame::Gomoku, 15, "4t").as_deref(),

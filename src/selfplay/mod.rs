@@ -1,8 +1,7 @@
 //! Self-play data for proof cost networks (`pcn selfplay`; docs/training.md).
 //!
-//! It uses only [`crate::game`], [`crate::nn`] and [`crate::sgf`]; it is a layer higher
-//! than [`crate::search`] (so that solver-labelled data may join later) and lower than
-//! [`crate::cli`]. Games are played by the PCN self-play
+//! It uses [`crate::game`], [`crate::nn`], [`crate::sgf`] and [`crate::search`] (the Gomoku
+//! player of [`player`]); it is lower than [`crate::cli`]. Games are played by the PCN self-play
 //! search of [`mcts`] (the OR player prefers small proof costs, the AND player large ones,
 //! Dirichlet noise at the root), several games at once so that a
 //! [`crate::nn::eval::BatchingEvaluator`] can batch their network calls. Each game is seeded
@@ -13,9 +12,13 @@
 //! (`full_prob`) gets a full search with noise whose visit counts become the policy target;
 //! the others a fast search without noise whose visit counts are no target. Every position
 //! still gets the value and proof-cost targets, which come from the game's result.
+//!
+//! Gomoku games may instead be played by our alpha-beta player ([`player`]), whose moves
+//! are the policy targets; the records and labels are the same.
 
 pub mod label;
 pub mod mcts;
+pub mod player;
 pub mod record;
 
 use std::collections::BTreeSet;
@@ -95,7 +98,7 @@ pub struct Summary {
     pub eval_positions: usize,
 }
 
-fn game_seed(seed: u64, i: u32) -> u64 {
+pub(crate) fn game_seed(seed: u64, i: u32) -> u64 {
     let mut r = Rng::new(seed ^ (u64::from(i) + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15));
     r.next_u64()
 }
@@ -189,8 +192,25 @@ pub fn play_game<G: Game>(
         Some(Outcome::Win(c)) if !no_winner => Some(c),
         _ => None,
     };
-    let cmax = proof_costs(&b_max, winner, cfg.bins);
-    let cheur = proof_costs(&b_heur, winner, cfg.bins);
+    Ok(finish_game(
+        index, recs, &b_max, &b_heur, moves, winner, cfg.bins,
+    ))
+}
+
+/// Fills in the labels that come from a finished game's result (the α0 value `z`, the
+/// proof-cost targets with `b_max` and `b_heur`, the flags of its last record and of a game
+/// without a winner) for whatever chose its moves.
+pub(crate) fn finish_game(
+    index: u32,
+    mut recs: Vec<Record>,
+    b_max: &[u32],
+    b_heur: &[u32],
+    moves: Vec<Move>,
+    winner: Option<Color>,
+    bins: usize,
+) -> PlayedGame {
+    let cmax = proof_costs(b_max, winner, bins);
+    let cheur = proof_costs(b_heur, winner, bins);
     let last = recs.len().saturating_sub(1);
     for (t, r) in recs.iter_mut().enumerate() {
         let to_move = if r.to_move == 0 {
@@ -208,12 +228,12 @@ pub fn play_game<G: Game>(
             r.flags |= FLAG_LAST;
         }
     }
-    Ok(PlayedGame {
+    PlayedGame {
         index,
         records: recs,
         moves,
         winner,
-    })
+    }
 }
 
 /// Eval-set settings: positions `back` plies before the end of games the OR player won.
@@ -260,6 +280,32 @@ pub fn run<G: Game + Sync>(
     eval: Option<&EvalSet>,
     gm: u32,
 ) -> Result<Summary, String> {
+    run_with(
+        start,
+        cfg,
+        out,
+        header,
+        eval,
+        gm,
+        &|| Leaf::new(cfg.net.clone()),
+        &|leaf: &mut Leaf, idx| play_game(start, cfg, idx, leaf),
+    )
+}
+
+/// [`run`] with another move source: each of the `cfg.parallel` threads makes its state
+/// with `make` and plays game `i` with `play(state, i)`; everything else (resuming, the
+/// record file, the eval set, the summary) is [`run`]'s.
+#[allow(clippy::too_many_arguments)]
+pub fn run_with<G: Game + Sync, S>(
+    start: &G,
+    cfg: &Config,
+    out: Option<&Path>,
+    header: &Header,
+    eval: Option<&EvalSet>,
+    gm: u32,
+    make: &(dyn Fn() -> S + Sync),
+    play: &(dyn Fn(&mut S, u32) -> Result<PlayedGame, String> + Sync),
+) -> Result<Summary, String> {
     let t0 = Instant::now();
     let (writer, done) = match out {
         Some(p) => {
@@ -294,14 +340,14 @@ pub fn run<G: Game + Sync>(
     std::thread::scope(|sc| {
         for _ in 0..cfg.parallel.clamp(1, todo.len().max(1)) {
             sc.spawn(|| {
-                let mut leaf = Leaf::new(cfg.net.clone());
+                let mut state = make();
                 loop {
                     if first_err.lock().map(|e| e.is_some()).unwrap_or(true) {
                         return;
                     }
                     let k = next.fetch_add(1, Ordering::Relaxed);
                     let Some(&idx) = todo.get(k) else { return };
-                    let res = play_game(start, cfg, idx, &mut leaf).and_then(|pg| {
+                    let res = play(&mut state, idx).and_then(|pg| {
                         if let Some(w) = &writer {
                             w.lock()
                                 .map_err(|_| "record writer poisoned".to_string())?

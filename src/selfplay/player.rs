@@ -1,0 +1,201 @@
+//! Gomoku self-play games played by our alpha-beta player ("pcn",
+//! [`crate::search::gomoku::alphabeta`]) instead of the PCN self-play search
+//! (`pcn selfplay --game gomoku --mover player`; docs/training.md).
+//!
+//! Why: a few-simulation MCTS without a network plays near-random Gomoku whose games end in
+//! quick, uninstructive wins, while the alpha-beta player at a few thousand nodes a move
+//! already plays sound tactics. Its games give the same records as the MCTS self-play: the
+//! value and proof-cost labels come from the finished game ([`super::label`]); the policy
+//! target is the player's move, one-hot (the player keeps no root move scores).
+//!
+//! Opening diversity: the first `random_plies` moves are drawn uniformly from the legal
+//! moves within [`OPENING_RADIUS`] of the centre (seeded by the game index); they are no
+//! policy target. After them each move is the player's at a fixed node budget, from a fresh
+//! single-threaded player per game, so a game is a function of the seed and its index.
+
+use std::sync::atomic::AtomicBool;
+
+use crate::game::gomoku::Gomoku;
+use crate::game::{Game, Move, Outcome};
+use crate::search::gomoku::alphabeta::AlphaBeta;
+use crate::search::{Limits, Searcher};
+use crate::util::Rng;
+
+use super::record::{Record, FLAG_FULL_SEARCH};
+use super::{finish_game, game_seed, Config, PlayedGame};
+
+/// Chebyshev distance from the centre within which the random opening moves are drawn.
+pub const OPENING_RADIUS: usize = 3;
+
+/// Table memory of each game's player: a few thousand nodes a move fill a fraction of it,
+/// and a small table keeps many parallel games cheap.
+const PLAYER_MEMORY: usize = 16 << 20;
+
+/// Settings of the player move source.
+#[derive(Clone, Debug)]
+pub struct PlayerConfig {
+    /// Nodes of the player's search per move.
+    pub nodes: u64,
+    /// Opening moves drawn at random near the centre.
+    pub random_plies: usize,
+}
+
+/// The legal moves within `radius` of the centre (all legal moves when none is).
+fn near_centre(g: &Gomoku, legal: &[Move], radius: usize) -> Vec<Move> {
+    let (w, h) = (g.width(), g.height());
+    let (cx, cy) = (w / 2, h / 2);
+    let near: Vec<Move> = legal
+        .iter()
+        .copied()
+        .filter(|&m| {
+            let (x, y) = (m as usize % w, m as usize / w);
+            x.abs_diff(cx) <= radius && y.abs_diff(cy) <= radius
+        })
+        .collect();
+    if near.is_empty() {
+        legal.to_vec()
+    } else {
+        near
+    }
+}
+
+/// Plays game `index` from `start` with the alpha-beta player; labels as
+/// [`super::play_game`] (`cfg`'s `max_plies`, `bins`, `seed`; its search settings are
+/// unused).
+pub fn play_game(
+    start: &Gomoku,
+    cfg: &Config,
+    pcfg: &PlayerConfig,
+    index: u32,
+) -> Result<PlayedGame, String> {
+    let mut rng = Rng::new(game_seed(cfg.seed, index));
+    let mut player = AlphaBeta::new();
+    player.set_memory(PLAYER_MEMORY);
+    player.set_threads(1);
+    let stop = AtomicBool::new(false);
+    let limits = Limits::nodes(pcfg.nodes.max(1));
+    let mut g = start.clone();
+    let n = g.width();
+    let actions = g.num_actions();
+    let mut legal = Vec::new();
+    let mut input = vec![0.0f32; g.input_planes() * n * g.height()];
+    let (mut recs, mut moves) = (Vec::new(), Vec::new());
+    let (mut b_max, mut b_heur) = (Vec::new(), Vec::new());
+    let mut no_winner = false;
+    while g.outcome().is_none() {
+        if moves.len() >= cfg.max_plies {
+            no_winner = true;
+            break;
+        }
+        g.legal_moves(&mut legal);
+        if legal.is_empty() {
+            no_winner = true;
+            break;
+        }
+        g.encode_input(&mut input);
+        let mut policy = vec![0.0f32; actions];
+        let (mv, target) = if legal.len() == 1 {
+            (legal[0], true)
+        } else if moves.len() < pcfg.random_plies {
+            let pool = near_centre(&g, &legal, OPENING_RADIUS);
+            (pool[rng.below(pool.len())], false)
+        } else {
+            let r = player.search(&g, &limits, &stop, &mut |_| {});
+            // The player only fails to name a move where none is legal; checked above, but a
+            // missing or illegal answer is an error, never a panic.
+            let mv = r
+                .best
+                .filter(|m| legal.contains(m))
+                .ok_or_else(|| format!("game {index}: the player gave no legal move"))?;
+            (mv, true)
+        };
+        if target {
+            policy[mv as usize] = 1.0;
+        }
+        recs.push(Record {
+            game: index,
+            ply: moves.len().min(u16::MAX as usize) as u16,
+            to_move: g.to_move().index() as u8,
+            flags: if target { FLAG_FULL_SEARCH } else { 0 },
+            z: 0.0,
+            cost_max: [0.0; 2],
+            cost_heur: [0.0; 2],
+            root_cost: f32::NAN,
+            planes: input.clone(),
+            policy: if target {
+                policy
+            } else {
+                // Not a target (the flag says so); the record still needs a distribution.
+                let p = 1.0 / legal.len() as f32;
+                let mut u = vec![0.0f32; actions];
+                legal.iter().for_each(|&m| u[m as usize] = p);
+                u
+            },
+        });
+        b_max.push(actions as u32);
+        b_heur.push(legal.len() as u32);
+        g.play_unchecked(mv);
+        moves.push(mv);
+    }
+    let winner = match g.outcome() {
+        Some(Outcome::Win(c)) if !no_winner => Some(c),
+        _ => None,
+    };
+    Ok(finish_game(
+        index, recs, &b_max, &b_heur, moves, winner, cfg.bins,
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::game::gomoku::Rule;
+    use crate::game::Color;
+
+    fn cfg() -> Config {
+        Config {
+            games: 1,
+            sims: 1,
+            fast_sims: 1,
+            full_prob: 0.0,
+            temp_plies: 0,
+            max_plies: 225,
+            bins: 500,
+            proof: Color::Black,
+            dirichlet_alpha: 0.0,
+            seed: 11,
+            parallel: 1,
+            net: None,
+            progress: false,
+        }
+    }
+
+    /// The random opening stays near the centre and is no policy target; the player's moves
+    /// are one-hot targets; the same seed replays the same game.
+    #[test]
+    fn player_game_is_seeded_and_targets_its_moves() {
+        let start = Gomoku::new(15, 15, Rule::FourT).unwrap();
+        let p = PlayerConfig {
+            nodes: 300,
+            random_plies: 3,
+        };
+        let a = play_game(&start, &cfg(), &p, 5).unwrap();
+        let b = play_game(&start, &cfg(), &p, 5).unwrap();
+        assert_eq!(a.moves, b.moves);
+        assert_eq!(a.records.len(), a.moves.len());
+        assert!(a.moves.len() > 3);
+        for (t, (r, &m)) in a.records.iter().zip(&a.moves).enumerate() {
+            let (x, y) = (m as usize % 15, m as usize / 15);
+            if t < 3 {
+                assert!(x.abs_diff(7) <= OPENING_RADIUS && y.abs_diff(7) <= OPENING_RADIUS);
+                assert_eq!(r.flags & FLAG_FULL_SEARCH, 0);
+            } else {
+                assert!(r.flags & FLAG_FULL_SEARCH != 0);
+                assert_eq!(r.policy[m as usize], 1.0);
+                assert_eq!(r.policy.iter().sum::<f32>(), 1.0);
+            }
+        }
+        let c = play_game(&start, &cfg(), &p, 6).unwrap();
+        assert_ne!(a.moves, c.moves, "another index, another opening");
+    }
+}
