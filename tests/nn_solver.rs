@@ -320,3 +320,41 @@ fn fdfpn_children_batch_searches_the_same_tree() {
         "children were batched in {batched_calls} searches"
     );
 }
+
+/// With a network, an MCTS solve whose first search fills its node pool unsolved goes on
+/// with the game's narrowed phase on the static heuristic (as without a network) instead
+/// of stopping with budget left; its results agree with DFPN and its proofs check.
+#[test]
+fn mcts_with_a_network_falls_back_to_the_narrowed_phase() {
+    use pcn::search::solver::mcts::Mcts;
+    use pcn::search::solver::{MctsOptions, Solver};
+    let ps = positions(7, 16, 10, 23);
+    assert!(ps.len() >= 5);
+    let (mut second, mut agreed) = (0, 0);
+    for (i, g) in ps.iter().enumerate() {
+        let (truth, _, _) = solve("dfpn", g, None, 1, 400_000);
+        let inner: Arc<dyn Evaluator> =
+            Arc::new(RandomEvaluator::new(info(7, NetKind::Pcn { bins: 60 }), 5));
+        let h = NetHeuristic::new(inner, 1, g, 1 << 12).expect("fits");
+        // A pool this small fills within a few hundred simulations.
+        let common = CommonOptions::default().with_memory(64 << 10);
+        assert!(
+            common.knowledge.lambda_nodes > 0,
+            "the narrowing is on by default"
+        );
+        let mut s = Mcts::new(common, MctsOptions::default(), Box::new(h));
+        let stop = AtomicBool::new(false);
+        let o = s.solve(g, g.to_move(), &Limits::nodes(30_000), &stop, &mut |_| {});
+        second += usize::from(s.phases_used() == 2);
+        if o.result != SolveResult::Unknown {
+            if truth != SolveResult::Unknown {
+                assert_eq!(o.result, truth, "position {i}");
+                agreed += 1;
+            }
+            let t = s.proof_tree().expect("proof tree");
+            t.check(g).expect("proof checks");
+        }
+    }
+    assert!(second >= 3, "only {second} solves reached the second phase");
+    assert!(agreed >= 3, "only {agreed} results compared with DFPN");
+}
