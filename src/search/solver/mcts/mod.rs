@@ -30,8 +30,7 @@
 //! recomputed under the lock from the children, so concurrency cannot produce a wrong proof.
 //! With one thread the search runs on the calling thread and is deterministic. Of two
 //! phases (a game's narrowed second phase, [`SolverGame::mcts_narrowing`]), the first runs
-//! on one thread. With a network the first phase is the network's search (threaded), and
-//! the narrowed phase, where the game has one, follows it on the game's static heuristic.
+//! on one thread.
 //!
 //! Final move: a proven win if any, else the most visited child. The node pool gets half of
 //! the memory budget and the table the other half; the search stops when the pool is full.
@@ -146,9 +145,9 @@ impl<G: SolverGame> Mcts<G> {
         self.last_threads
     }
 
-    /// Search phases the last solve ran: 2 when its first search (with or without a
-    /// network) filled the node pool without a result and a second one ran with the
-    /// prover's moves narrowed ([`super::Knowledge::lambda_nodes`]).
+    /// Search phases the last solve ran: 2 when its first search filled the node pool
+    /// without a result and a second one ran with the prover's moves narrowed
+    /// ([`super::Knowledge::lambda_nodes`]).
     pub fn phases_used(&self) -> usize {
         self.last_phases
     }
@@ -243,26 +242,18 @@ impl<G: SolverGame> Solver<G> for Mcts<G> {
             narrow: false,
             root_pn: self.opts.phases.root_pn,
         };
-        let learned = self.heuristic.learned();
-        let own_narrowing = G::mcts_narrowing(learned, reply_value, &self.common.knowledge);
-        // The reply value the game's static heuristic would take (no cost model).
-        let static_reply =
-            G::QUICK_WINS && (self.common.knowledge.vcf || self.common.knowledge.vct);
-        // With a network, a first phase that fills its pool unsolved would leave the rest of
-        // the budget unused: the game's narrowed phase, with the game's own static heuristic
-        // and knowledge staging as without a network, gets it instead.
-        let fallback = !own_narrowing
-            && learned
-            && G::mcts_narrowing(false, static_reply, &self.common.knowledge);
-        let phases = if own_narrowing || fallback { 2 } else { 1 };
+        let phases = if G::mcts_narrowing(
+            self.heuristic.learned(),
+            reply_value,
+            &self.common.knowledge,
+        ) {
+            2
+        } else {
+            1
+        };
         if phases == 2 && self.narrow_heuristic.is_none() {
-            if fallback {
-                self.narrow_heuristic = Some(
-                    G::narrowed_heuristic(&self.common, &self.opts.phases)
-                        .unwrap_or_else(|| G::default_heuristic(&self.common)),
-                );
-            } else if let Some(h) = G::narrowed_heuristic(&self.common, &self.opts.phases) {
-                // Only the game's own heuristic is replaced (a plugged-in one is kept).
+            // Only the game's own heuristic is replaced (a plugged-in one is kept).
+            if let Some(h) = G::narrowed_heuristic(&self.common, &self.opts.phases) {
                 if self.heuristic.name() == G::default_heuristic(&self.common).name() {
                     self.narrow_heuristic = Some(h);
                 }
@@ -270,19 +261,19 @@ impl<G: SolverGame> Solver<G> for Mcts<G> {
         }
         // Forks for the extra threads (each from the previous one, so seeds differ), of the
         // heuristic of the phase that runs threaded (see below).
-        let want = self.common.threads.max(1);
-        let mut forks = match &self.narrow_heuristic {
-            Some(h) if phases == 2 => fork_chain(&**h, want),
-            _ => fork_chain(&*self.heuristic, want),
-        };
-        // With the fallback the network's phase runs threaded too (behind the batching
-        // evaluator), on forks of the network's heuristic.
-        let mut net_forks = if fallback {
-            fork_chain(&*self.heuristic, want)
-        } else {
-            Vec::new()
-        };
-        let threads = 1 + forks.len().max(net_forks.len());
+        let mut forks: Vec<Box<dyn Heuristic<G>>> = Vec::new();
+        for _ in 1..self.common.threads.max(1) {
+            let f = match (forks.last(), &self.narrow_heuristic) {
+                (Some(p), _) => p.fork(),
+                (None, Some(h)) if phases == 2 => h.fork(),
+                (None, _) => self.heuristic.fork(),
+            };
+            match f {
+                Some(f) => forks.push(f),
+                None => break,
+            }
+        }
+        let threads = 1 + forks.len();
         self.last_threads = threads;
         log::debug!("mcts: {threads} search threads, seed {}", self.common.seed);
         let budget = Mutex::new(Budget::new(limits, stop));
@@ -304,18 +295,6 @@ impl<G: SolverGame> Solver<G> for Mcts<G> {
                     self.opts.c_puct
                 } else {
                     su.c_puct
-                },
-                // The fallback phase searches with the static heuristic: no cost model, and
-                // the reply value as without a network.
-                cost: if fallback && phase == 1 {
-                    None
-                } else {
-                    su.cost
-                },
-                reply_value: if fallback && phase == 1 {
-                    static_reply
-                } else {
-                    su.reply_value
                 },
                 ..su
             };
@@ -340,8 +319,7 @@ impl<G: SolverGame> Solver<G> for Mcts<G> {
             }
             self.last_phases = phase + 1;
             let tree = &self.tree;
-            let knowledge =
-                G::mcts_knowledge(learned && !(fallback && phase == 1), &self.common.knowledge);
+            let knowledge = G::mcts_knowledge(self.heuristic.learned(), &self.common.knowledge);
             self.know.opts = knowledge.clone();
             let mut w0 = Worker::new(
                 match &mut self.narrow_heuristic {
@@ -354,20 +332,15 @@ impl<G: SolverGame> Solver<G> for Mcts<G> {
             // The first of two phases runs on one thread: under virtual loss it spreads its
             // visits and takes longer on the problems it solves; the narrowed phase, where
             // the budget goes, gets them all.
-            let phase_forks = if fallback && phase == 0 {
-                &mut net_forks
-            } else {
-                &mut forks
-            };
-            let helpers = if phases == 2 && phase == 0 && !fallback {
+            let helpers = if phases == 2 && phase == 0 {
                 0
             } else {
-                phase_forks.len()
+                forks.len()
             };
             let vl = helpers > 0;
             std::thread::scope(|scope| {
                 let mut handles = Vec::new();
-                for f in phase_forks.iter_mut().take(helpers) {
+                for f in forks.iter_mut().take(helpers) {
                     let budget = &budget;
                     let su = &su;
                     let knowledge = knowledge.clone();
@@ -497,23 +470,6 @@ impl<G: SolverGame> Solver<G> for Mcts<G> {
     fn set_threads(&mut self, threads: usize) {
         self.common.threads = threads.max(1);
     }
-}
-
-/// Up to `want - 1` forks of `base` for the extra search threads, each forked from the
-/// previous one so their seeds differ; fewer when a heuristic cannot be forked.
-fn fork_chain<G: SolverGame>(base: &dyn Heuristic<G>, want: usize) -> Vec<Box<dyn Heuristic<G>>> {
-    let mut forks: Vec<Box<dyn Heuristic<G>>> = Vec::new();
-    for _ in 1..want {
-        let f = match forks.last() {
-            Some(p) => p.fork(),
-            None => base.fork(),
-        };
-        match f {
-            Some(f) => forks.push(f),
-            None => break,
-        }
-    }
-    forks
 }
 
 #[cfg(test)]
