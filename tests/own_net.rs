@@ -120,14 +120,21 @@ fn fresh_exports_match_pytorch() {
     }
 }
 
-/// The shipped networks (weights/*-pcn) reproduce their own golden vectors, and `--net auto`
-/// picks them for their game (and nothing for a board they were not made for).
+/// The shipped networks (weights/*-pcn) reproduce their own golden vectors; `--net auto`
+/// picks the Killall-Go one for its game, the Gomoku one only when named (see
+/// `shipped_name`), and nothing for a board no network was made for.
 #[test]
 fn shipped_networks_match_their_golden_vectors_and_auto_finds_them() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    for (dir, game, size, rule) in [
-        ("weights/killallgo9-pcn", "killallgo", "9", "freestyle"),
-        ("weights/gomoku15-pcn", "gomoku", "15", "4t"),
+    for (dir, game, size, rule, auto) in [
+        (
+            "weights/killallgo9-pcn",
+            "killallgo",
+            "9",
+            "freestyle",
+            true,
+        ),
+        ("weights/gomoku15-pcn", "gomoku", "15", "4t", false),
     ] {
         let d = root.join(dir);
         if !d.join("model.safetensors").is_file() {
@@ -142,9 +149,14 @@ fn shipped_networks_match_their_golden_vectors_and_auto_finds_them() {
             .len() as f64
             / 1e6;
         assert!(size_mb <= 5.0, "{dir}: {size_mb} MB");
+        let net = if auto {
+            "auto".to_string()
+        } else {
+            d.display().to_string()
+        };
         let out = Command::new(env!("CARGO_BIN_EXE_pcn"))
             .current_dir(root)
-            .args(["--net", "auto", "gtp", "--game", game, "--size", size])
+            .args(["--net", &net, "gtp", "--game", game, "--size", size])
             .args(["--rule", rule])
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::piped())
@@ -158,10 +170,11 @@ fn shipped_networks_match_their_golden_vectors_and_auto_finds_them() {
         let text = String::from_utf8_lossy(&out.stdout);
         assert!(text.contains(&name), "{dir}: pcn-net said {text}");
     }
-    // 7x7 Killall-Go and freestyle Gomoku have no shipped network: auto means none there.
+    // 7x7 Killall-Go and Gomoku (any rule) get no network from auto.
     for args in [
         ["--game", "killallgo", "--size", "7", "--rule", "freestyle"],
         ["--game", "gomoku", "--size", "15", "--rule", "freestyle"],
+        ["--game", "gomoku", "--size", "15", "--rule", "4t"],
     ] {
         let out = Command::new(env!("CARGO_BIN_EXE_pcn"))
             .current_dir(root)
