@@ -120,6 +120,24 @@ fn fresh_exports_match_pytorch() {
     }
 }
 
+/// What `pcn --net NET gtp ARGS` answers to `pcn-net`.
+fn pcn_net_reply(root: &Path, net: &str, args: &[&str]) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_pcn"))
+        .current_dir(root)
+        .args(["--net", net, "gtp"])
+        .args(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .and_then(|mut ch| {
+            use std::io::Write;
+            ch.stdin.take().unwrap().write_all(b"pcn-net\nquit\n")?;
+            ch.wait_with_output()
+        })
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
 /// The shipped networks (weights/*-pcn) reproduce their own golden vectors; `--net auto`
 /// picks the Killall-Go one for its game, the Gomoku one only when named (see
 /// `shipped_name`), and nothing for a board no network was made for.
@@ -154,20 +172,11 @@ fn shipped_networks_match_their_golden_vectors_and_auto_finds_them() {
         } else {
             d.display().to_string()
         };
-        let out = Command::new(env!("CARGO_BIN_EXE_pcn"))
-            .current_dir(root)
-            .args(["--net", &net, "gtp", "--game", game, "--size", size])
-            .args(["--rule", rule])
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .spawn()
-            .and_then(|mut ch| {
-                use std::io::Write;
-                ch.stdin.take().unwrap().write_all(b"pcn-net\nquit\n")?;
-                ch.wait_with_output()
-            })
-            .unwrap();
-        let text = String::from_utf8_lossy(&out.stdout);
+        let text = pcn_net_reply(
+            root,
+            &net,
+            &["--game", game, "--size", size, "--rule", rule],
+        );
         assert!(text.contains(&name), "{dir}: pcn-net said {text}");
     }
     // 7x7 Killall-Go and Gomoku (any rule) get no network from auto.
@@ -176,21 +185,8 @@ fn shipped_networks_match_their_golden_vectors_and_auto_finds_them() {
         ["--game", "gomoku", "--size", "15", "--rule", "freestyle"],
         ["--game", "gomoku", "--size", "15", "--rule", "4t"],
     ] {
-        let out = Command::new(env!("CARGO_BIN_EXE_pcn"))
-            .current_dir(root)
-            .args(["--net", "auto", "gtp"])
-            .args(args)
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .spawn()
-            .and_then(|mut ch| {
-                use std::io::Write;
-                ch.stdin.take().unwrap().write_all(b"pcn-net\nquit\n")?;
-                ch.wait_with_output()
-            })
-            .unwrap();
         assert!(
-            String::from_utf8_lossy(&out.stdout).contains("= none"),
+            pcn_net_reply(root, "auto", &args).contains("= none"),
             "{args:?}"
         );
     }

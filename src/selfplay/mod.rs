@@ -103,24 +103,85 @@ pub(crate) fn game_seed(seed: u64, i: u32) -> u64 {
     r.next_u64()
 }
 
-/// Plays game `index` from `start`.
+/// Plays game `index` from `start` with the PCN self-play search.
 pub fn play_game<G: Game>(
     start: &G,
     cfg: &Config,
     index: u32,
     leaf: &mut Leaf,
 ) -> Result<PlayedGame, String> {
+    let actions = start.num_actions();
+    drive_game(start, cfg, index, |g, legal, ply, rng| {
+        let full = rng.unit() < cfg.full_prob;
+        let p = SearchParams {
+            sims: if full { cfg.sims } else { cfg.fast_sims },
+            proof: cfg.proof,
+            bins: cfg.bins,
+            dirichlet_alpha: if full { cfg.dirichlet_alpha } else { 0.0 },
+            noise_frac: 0.25,
+        };
+        let r = search(g, &p, leaf, rng)?;
+        let total: u32 = r.visits.iter().map(|v| v.1).sum();
+        let mut policy = vec![0.0f32; actions];
+        for &(m, v) in &r.visits {
+            policy[m as usize] = v as f32 / total.max(1) as f32;
+        }
+        let mv = if ply < cfg.temp_plies && total > 0 {
+            let mut x = rng.below(total as usize) as u32;
+            let mut pick = r.visits[0].0;
+            for &(m, v) in &r.visits {
+                if x < v {
+                    pick = m;
+                    break;
+                }
+                x -= v;
+            }
+            pick
+        } else {
+            r.visits
+                .iter()
+                .max_by_key(|v| v.1)
+                .map(|v| v.0)
+                .unwrap_or(legal[0])
+        };
+        Ok(Choice {
+            mv,
+            policy,
+            full,
+            root_cost: r.root_cost,
+        })
+    })
+}
+
+/// One move of a self-play game with its policy target.
+pub(crate) struct Choice {
+    /// The move to play.
+    pub mv: Move,
+    /// The policy target: a distribution over the actions.
+    pub policy: Vec<f32>,
+    /// Whether the policy is a training target (the record's [`FLAG_FULL_SEARCH`]).
+    pub full: bool,
+    /// The search's root proof cost (NaN: none).
+    pub root_cost: f32,
+}
+
+/// Plays game `index` from `start` to its end or `cfg.max_plies`, whatever chooses the
+/// moves: `choose(position, legal moves, ply, game rng)` picks each move where more than one
+/// is legal (a single legal move is played with a one-hot target). One record per position,
+/// labelled from the finished game ([`finish_game`]).
+pub(crate) fn drive_game<G: Game>(
+    start: &G,
+    cfg: &Config,
+    index: u32,
+    mut choose: impl FnMut(&G, &[Move], usize, &mut Rng) -> Result<Choice, String>,
+) -> Result<PlayedGame, String> {
     let mut rng = Rng::new(game_seed(cfg.seed, index));
     let mut g = start.clone();
-    let n = g.width();
     let actions = g.num_actions();
-    let planes = g.input_planes();
     let mut legal = Vec::new();
-    let mut input = vec![0.0f32; planes * n * g.height()];
-    let mut recs = Vec::new();
-    let mut b_max = Vec::new();
-    let mut b_heur = Vec::new();
-    let mut moves = Vec::new();
+    let mut input = vec![0.0f32; g.input_planes() * g.width() * g.height()];
+    let (mut recs, mut moves) = (Vec::new(), Vec::new());
+    let (mut b_max, mut b_heur) = (Vec::new(), Vec::new());
     let mut no_winner = false;
     while g.outcome().is_none() {
         if moves.len() >= cfg.max_plies {
@@ -133,60 +194,34 @@ pub fn play_game<G: Game>(
             break;
         }
         g.encode_input(&mut input);
-        let mut policy = vec![0.0f32; actions];
-        let (mv, full, root_cost) = if legal.len() == 1 {
+        let c = if legal.len() == 1 {
+            let mut policy = vec![0.0f32; actions];
             policy[legal[0] as usize] = 1.0;
-            (legal[0], true, f32::NAN)
-        } else {
-            let full = rng.unit() < cfg.full_prob;
-            let p = SearchParams {
-                sims: if full { cfg.sims } else { cfg.fast_sims },
-                proof: cfg.proof,
-                bins: cfg.bins,
-                dirichlet_alpha: if full { cfg.dirichlet_alpha } else { 0.0 },
-                noise_frac: 0.25,
-            };
-            let r = search(&g, &p, leaf, &mut rng)?;
-            let total: u32 = r.visits.iter().map(|v| v.1).sum();
-            for &(m, v) in &r.visits {
-                policy[m as usize] = v as f32 / total.max(1) as f32;
+            Choice {
+                mv: legal[0],
+                policy,
+                full: true,
+                root_cost: f32::NAN,
             }
-            let mv = if moves.len() < cfg.temp_plies && total > 0 {
-                let mut x = rng.below(total as usize) as u32;
-                let mut pick = r.visits[0].0;
-                for &(m, v) in &r.visits {
-                    if x < v {
-                        pick = m;
-                        break;
-                    }
-                    x -= v;
-                }
-                pick
-            } else {
-                r.visits
-                    .iter()
-                    .max_by_key(|v| v.1)
-                    .map(|v| v.0)
-                    .unwrap_or(legal[0])
-            };
-            (mv, full, r.root_cost)
+        } else {
+            choose(&g, &legal, moves.len(), &mut rng)?
         };
         recs.push(Record {
             game: index,
             ply: moves.len().min(u16::MAX as usize) as u16,
             to_move: g.to_move().index() as u8,
-            flags: if full { FLAG_FULL_SEARCH } else { 0 },
+            flags: if c.full { FLAG_FULL_SEARCH } else { 0 },
             z: 0.0,
             cost_max: [0.0; 2],
             cost_heur: [0.0; 2],
-            root_cost,
+            root_cost: c.root_cost,
             planes: input.clone(),
-            policy,
+            policy: c.policy,
         });
         b_max.push(actions as u32);
         b_heur.push(legal.len() as u32);
-        g.play_unchecked(mv);
-        moves.push(mv);
+        g.play_unchecked(c.mv);
+        moves.push(c.mv);
     }
     let winner = match g.outcome() {
         Some(Outcome::Win(c)) if !no_winner => Some(c),

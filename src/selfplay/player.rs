@@ -15,14 +15,11 @@
 
 use std::sync::atomic::AtomicBool;
 
+use super::{drive_game, Choice, Config, PlayedGame};
 use crate::game::gomoku::Gomoku;
-use crate::game::{Game, Move, Outcome};
+use crate::game::{Game, Move};
 use crate::search::gomoku::alphabeta::AlphaBeta;
 use crate::search::{Limits, Searcher};
-use crate::util::Rng;
-
-use super::record::{Record, FLAG_FULL_SEARCH};
-use super::{finish_game, game_seed, Config, PlayedGame};
 
 /// Chebyshev distance from the centre within which the random opening moves are drawn.
 pub const OPENING_RADIUS: usize = 3;
@@ -68,86 +65,46 @@ pub fn play_game(
     pcfg: &PlayerConfig,
     index: u32,
 ) -> Result<PlayedGame, String> {
-    let mut rng = Rng::new(game_seed(cfg.seed, index));
     let mut player = AlphaBeta::new();
     player.set_memory(PLAYER_MEMORY);
     player.set_threads(1);
     let stop = AtomicBool::new(false);
     let limits = Limits::nodes(pcfg.nodes.max(1));
-    let mut g = start.clone();
-    let n = g.width();
-    let actions = g.num_actions();
-    let mut legal = Vec::new();
-    let mut input = vec![0.0f32; g.input_planes() * n * g.height()];
-    let (mut recs, mut moves) = (Vec::new(), Vec::new());
-    let (mut b_max, mut b_heur) = (Vec::new(), Vec::new());
-    let mut no_winner = false;
-    while g.outcome().is_none() {
-        if moves.len() >= cfg.max_plies {
-            no_winner = true;
-            break;
-        }
-        g.legal_moves(&mut legal);
-        if legal.is_empty() {
-            no_winner = true;
-            break;
-        }
-        g.encode_input(&mut input);
+    let actions = start.num_actions();
+    drive_game(start, cfg, index, |g, legal, ply, rng| {
         let mut policy = vec![0.0f32; actions];
-        let (mv, target) = if legal.len() == 1 {
-            (legal[0], true)
-        } else if moves.len() < pcfg.random_plies {
-            let pool = near_centre(&g, &legal, OPENING_RADIUS);
-            (pool[rng.below(pool.len())], false)
-        } else {
-            let r = player.search(&g, &limits, &stop, &mut |_| {});
-            // The player only fails to name a move where none is legal; checked above, but a
-            // missing or illegal answer is an error, never a panic.
-            let mv = r
-                .best
-                .filter(|m| legal.contains(m))
-                .ok_or_else(|| format!("game {index}: the player gave no legal move"))?;
-            (mv, true)
-        };
-        if target {
-            policy[mv as usize] = 1.0;
+        if ply < pcfg.random_plies {
+            // No target (the flag says so); the record still needs a distribution.
+            let pool = near_centre(g, legal, OPENING_RADIUS);
+            let p = 1.0 / legal.len() as f32;
+            legal.iter().for_each(|&m| policy[m as usize] = p);
+            return Ok(Choice {
+                mv: pool[rng.below(pool.len())],
+                policy,
+                full: false,
+                root_cost: f32::NAN,
+            });
         }
-        recs.push(Record {
-            game: index,
-            ply: moves.len().min(u16::MAX as usize) as u16,
-            to_move: g.to_move().index() as u8,
-            flags: if target { FLAG_FULL_SEARCH } else { 0 },
-            z: 0.0,
-            cost_max: [0.0; 2],
-            cost_heur: [0.0; 2],
+        let r = player.search(g, &limits, &stop, &mut |_| {});
+        // The player only fails to name a move where none is legal (never asked here), but
+        // a missing or illegal answer is an error, never a panic.
+        let mv = r
+            .best
+            .filter(|m| legal.contains(m))
+            .ok_or_else(|| format!("game {index}: the player gave no legal move"))?;
+        policy[mv as usize] = 1.0;
+        Ok(Choice {
+            mv,
+            policy,
+            full: true,
             root_cost: f32::NAN,
-            planes: input.clone(),
-            policy: if target {
-                policy
-            } else {
-                // Not a target (the flag says so); the record still needs a distribution.
-                let p = 1.0 / legal.len() as f32;
-                let mut u = vec![0.0f32; actions];
-                legal.iter().for_each(|&m| u[m as usize] = p);
-                u
-            },
-        });
-        b_max.push(actions as u32);
-        b_heur.push(legal.len() as u32);
-        g.play_unchecked(mv);
-        moves.push(mv);
-    }
-    let winner = match g.outcome() {
-        Some(Outcome::Win(c)) if !no_winner => Some(c),
-        _ => None,
-    };
-    Ok(finish_game(
-        index, recs, &b_max, &b_heur, moves, winner, cfg.bins,
-    ))
+        })
+    })
 }
 
 #[cfg(test)]
 mod tests {
+    use super::super::record::FLAG_FULL_SEARCH;
     use super::*;
     use crate::game::gomoku::Rule;
     use crate::game::Color;

@@ -78,18 +78,21 @@ impl Rule {
         }
     }
 
+    /// Every rule set.
+    pub const ALL: [Rule; 6] = [
+        Rule::Freestyle,
+        Rule::Exact,
+        Rule::Renju,
+        Rule::Caro,
+        Rule::CaroExact,
+        Rule::FourT,
+    ];
+
     /// Parses [`Rule::name`] output.
     pub fn from_name(s: &str) -> Option<Rule> {
-        [
-            Rule::Freestyle,
-            Rule::Exact,
-            Rule::Renju,
-            Rule::Caro,
-            Rule::CaroExact,
-            Rule::FourT,
-        ]
-        .into_iter()
-        .find(|r| r.name().eq_ignore_ascii_case(s))
+        Rule::ALL
+            .into_iter()
+            .find(|r| r.name().eq_ignore_ascii_case(s))
     }
 
     /// Parses a rule as the command line and GTP give it: a name of [`Rule::name`] (any
@@ -935,18 +938,10 @@ mod tests {
             Some(Pattern::F4),
             Some(Pattern::F5),
         ];
-        let rules = [
-            Rule::Freestyle,
-            Rule::Exact,
-            Rule::Renju,
-            Rule::Caro,
-            Rule::CaroExact,
-            Rule::FourT,
-        ];
         let mut rng = crate::util::Rng::new(0xCE11);
         let mut compared = 0usize;
         let mut nonempty = 0usize;
-        for (i, &rule) in rules.iter().enumerate() {
+        for (i, &rule) in Rule::ALL.iter().enumerate() {
             for (w, h) in [
                 (15, 15),
                 (20, 20),
