@@ -191,3 +191,49 @@ fn shipped_networks_match_their_golden_vectors_and_auto_finds_them() {
         );
     }
 }
+
+/// With our Gomoku network the MCTS tree is wide: in a pool of a few MB it fills within
+/// seconds. The search then rebuilds its pool (solved subtrees and once-visited leaves out)
+/// and goes on, and still proves the position of our gate (docs/data/solve/gomoku-own/eval,
+/// positions from our own player's games) with a proof that `pcn verify` accepts.
+#[test]
+fn gomoku_network_search_reclaims_a_full_pool_and_still_proves() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let net = root.join("weights/gomoku15-pcn");
+    let pos = root.join("docs/data/solve/gomoku-own/eval/38.sgf");
+    if !net.join("model.safetensors").is_file() || !pos.is_file() {
+        eprintln!("NOTICE: weights/gomoku15-pcn or the gate position missing: skipped");
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("pcn-reclaim-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_pcn"))
+        .current_dir(root)
+        .args(["--net", &net.display().to_string(), "--threads", "1"])
+        .args(["--symmetries", "1", "--memory", "8", "--log-level", "debug"])
+        .args([
+            "solve", "--prove", "black", "--rule", "4t", "--nodes", "60000",
+        ])
+        .args(["--time", "300", "--proof-dir", &dir.display().to_string()])
+        .arg(&pos)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("pool full") && stderr.contains("nodes kept"),
+        "the pool was never reclaimed: {stderr}"
+    );
+    assert!(!stderr.contains("stopped early"), "{stderr}");
+    assert!(stdout.contains("\"result\":\"win\""), "{stdout}");
+    let proof = dir.join("38.proof.sgf");
+    assert!(proof.is_file(), "no proof written: {stdout}");
+    let ver = Command::new(env!("CARGO_BIN_EXE_pcn"))
+        .args(["verify", &proof.display().to_string()])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&ver.stdout);
+    assert!(ver.status.success() && text.contains("sound"), "{text}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

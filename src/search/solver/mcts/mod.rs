@@ -84,13 +84,22 @@ pub struct MctsOptions {
     pub c_puct: f32,
     /// The phases after the first search (Gomoku's narrowed phase).
     pub phases: MctsPhases,
+    /// Gomoku with a proof-cost network: a prover's node gets children only for its
+    /// highest-prior moves up to this share of the policy (at least [`NET_KEEP_MIN`]); the
+    /// rest join when every kept move is lost. All legal moves as children filled the node
+    /// pool long before the time limit. 1: every legal move.
+    pub net_keep: f32,
 }
+
+/// The fewest moves a prover's node keeps under [`MctsOptions::net_keep`].
+pub const NET_KEEP_MIN: usize = 4;
 
 impl Default for MctsOptions {
     fn default() -> Self {
         MctsOptions {
             c_puct: 1.5,
             phases: MctsPhases::default(),
+            net_keep: 0.99,
         }
     }
 }
@@ -241,6 +250,10 @@ impl<G: SolverGame> Solver<G> for Mcts<G> {
             reply_value,
             narrow: false,
             root_pn: self.opts.phases.root_pn,
+            // Measured in Gomoku only (the network's trees filled the pool in a third of
+            // the time limit).
+            lean: G::QUICK_WINS && self.heuristic.cost_model().is_some(),
+            keep: self.opts.net_keep.clamp(0.0, 1.0),
         };
         let phases = if G::mcts_narrowing(
             self.heuristic.learned(),
@@ -382,6 +395,12 @@ impl<G: SolverGame> Solver<G> for Mcts<G> {
         };
         let best = t.root_best(root_mover_good, root_key);
         let seconds = elapsed.as_secs_f64();
+        log::info!(
+            "mcts: {sims} simulations, {} of {} pool nodes{}",
+            t.nodes.len(),
+            t.max_nodes,
+            if t.full { " (full: stopped early)" } else { "" }
+        );
         let stats = SolveStats {
             nodes: sims,
             seconds,
@@ -539,6 +558,8 @@ mod tests {
             reply_value: true,
             narrow,
             root_pn,
+            lean: false,
+            keep: 1.0,
         }
     }
 
@@ -557,6 +578,48 @@ mod tests {
         t.nodes[1].status = WIN;
         t.nodes[2].status = LOSS;
         assert_eq!(t.select(0, &pn_setup(true, 2.0), true), Some(3));
+    }
+
+    #[test]
+    fn reclaim_drops_solved_subtrees_and_once_visited_leaves_only() {
+        // Root (visited) with three children: 1 solved with two children, 2 unsolved whose
+        // two children are unvisited, 3 unsolved with a visited child (4 grandchildren in
+        // all below 3: the visited one with one child of its own).
+        let mut t = Tree::new(1 << 20);
+        t.nodes.clear();
+        let mut root = Node::new(NO_MOVE, 1.0);
+        (root.expanded, root.first, root.count, root.visits) = (true, 1, 3, 9);
+        t.nodes.push(root);
+        for (mv, first, status, visits) in [(1, 4, WIN, 3), (2, 6, UNKNOWN, 1), (3, 8, UNKNOWN, 5)]
+        {
+            let mut c = Node::new(mv, 0.3);
+            (c.expanded, c.first, c.count, c.status, c.visits) = (true, first, 2, status, visits);
+            c.wins = visits as f32;
+            t.nodes.push(c);
+        }
+        for (mv, visits) in [(10, 2), (11, 0), (20, 0), (21, 0), (30, 4), (31, 0)] {
+            let mut c = Node::new(mv, 0.5);
+            c.visits = visits;
+            t.nodes.push(c);
+        }
+        // Node 8 (move 30) was expanded and its one child visited twice: that path stays.
+        (t.nodes[8].expanded, t.nodes[8].first, t.nodes[8].count) = (true, 10, 1);
+        let mut leaf = Node::new(40, 1.0);
+        leaf.visits = 2;
+        t.nodes.push(leaf);
+        t.reclaim();
+        let moves: Vec<Move> = t.nodes.iter().map(|n| n.mv).collect();
+        assert_eq!(moves, vec![NO_MOVE, 1, 2, 3, 30, 31, 40]);
+        // The solved node and the once-visited one are leaves now, with their statistics.
+        for i in [1, 2] {
+            assert!(!t.nodes[i].expanded && t.nodes[i].count == 0);
+        }
+        assert_eq!((t.nodes[1].status, t.nodes[1].visits), (WIN, 3));
+        assert_eq!((t.nodes[2].status, t.nodes[2].wins), (UNKNOWN, 1.0));
+        // The visited path keeps its children, at their new places.
+        assert_eq!(t.nodes[3].kids(), 4..6);
+        assert_eq!(t.nodes[4].kids(), 6..7);
+        assert_eq!(t.nodes[0].kids(), 1..4);
     }
 
     #[test]

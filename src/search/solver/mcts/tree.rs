@@ -206,6 +206,51 @@ impl Tree {
         best
     }
 
+    /// Rebuilds the pool without the children of solved nodes (most of a long search's
+    /// pool) and of the unsolved nodes none of whose children was visited yet (each was
+    /// visited once, at its expansion). Those nodes become leaves again with their status
+    /// and statistics; an unsolved one is expanded again (knowledge and heuristic anew) at
+    /// its next visit, a solved one is never entered. Indices change: no path into the
+    /// pool may be held.
+    pub(super) fn reclaim(&mut self) {
+        let old = std::mem::take(&mut self.nodes);
+        let mut new = Vec::with_capacity(old.len());
+        if let Some(&root) = old.first() {
+            new.push(root);
+        }
+        let mut i = 0;
+        while i < new.len() {
+            let n: Node = new[i];
+            i += 1;
+            if !n.expanded || n.count == 0 {
+                continue;
+            }
+            let Some(kids) = old.get(n.kids()) else {
+                continue;
+            };
+            // A solved node's subtree is needed no more by the search; the proof finds its
+            // moves in the table (every status change is stored there) or searches them.
+            let idle = n.status != UNKNOWN
+                || (!n.pending
+                    && kids
+                        .iter()
+                        .all(|c| c.visits == 0 && c.status == UNKNOWN && !c.pending));
+            let first = new.len() as u32;
+            let m = &mut new[i - 1];
+            if idle {
+                m.expanded = false;
+                m.count = 0;
+                m.first = 0;
+                m.set(DEFERRED, false);
+                m.set(NARROW, false);
+            } else {
+                m.first = first;
+                new.extend_from_slice(kids);
+            }
+        }
+        self.nodes = new;
+    }
+
     /// Recomputes the status of `idx` (to move: `to_move`) from its children.
     pub(super) fn update_status(&mut self, idx: usize, to_move: Color, prover: Color) -> i8 {
         let n = self.nodes[idx];
@@ -441,6 +486,12 @@ pub(super) struct Setup {
     /// Weight of the proof-number bias at the root of the narrowed phase
     /// ([`super::MctsPhases::root_pn`]).
     pub(super) root_pn: f32,
+    /// Gomoku with a proof-cost network: a prover's node keeps the children of
+    /// [`super::MctsOptions::net_keep`] of the policy, and one thread reclaims the pool
+    /// ([`Tree::reclaim`]) when it is full instead of stopping.
+    pub(super) lean: bool,
+    /// The share of the policy a prover's node keeps as children when `lean`.
+    pub(super) keep: f32,
 }
 
 impl Setup {

@@ -220,6 +220,23 @@ impl<'h, G: SolverGame> Worker<'h, G> {
         // Prior order: ties in selection go to the higher prior.
         self.order
             .sort_by(|a, b| b.0.partial_cmp(&a.0).unwrap_or(std::cmp::Ordering::Equal));
+        if su.lean && prover_node && !self.wide && !self.narrowed {
+            // Only the likeliest moves get nodes; the node is marked narrowed, so that all
+            // of them lost re-expands it with every move instead of losing it.
+            let total: f32 = self.order.iter().map(|x| x.0).sum();
+            let (mut acc, mut n) = (0.0f32, 0usize);
+            for &(p, _) in &self.order {
+                if n >= super::NET_KEEP_MIN && acc >= su.keep * total {
+                    break;
+                }
+                acc += p;
+                n += 1;
+            }
+            if n < self.order.len() {
+                self.order.truncate(n);
+                self.narrowed = true;
+            }
+        }
         self.quick.clear();
         if G::QUICK_WINS && self.g.to_move() != su.prover {
             // Replies that ignore the prover's threat are proven at once (cheap knowledge).
@@ -351,14 +368,26 @@ impl<'h, G: SolverGame> Worker<'h, G> {
             return true;
         }
         if t.nodes.len() + self.order.len() > t.max_nodes {
-            t.full = true;
             t.abandon(&self.path, &mut self.g, vl);
+            // One thread holds no other path into the pool, so it may be rebuilt; the leaf
+            // is expanded again at its next visit. Too little freed: stop, as with threads.
+            if su.lean && !vl {
+                let before = t.nodes.len();
+                t.reclaim();
+                log::debug!("mcts: pool full, {} of {before} nodes kept", t.nodes.len());
+                if before - t.nodes.len() >= t.max_nodes / 8 {
+                    return true;
+                }
+            }
+            t.full = true;
             return false;
         }
         let first = t.nodes.len() as u32;
-        // Narrowed phase: the replies proven at expansion get no node (the table holds their
-        // wins for the proof), which saves most of the pool at the opponent's nodes.
-        let compact = su.narrow && su.use_tt && self.g.to_move() != su.prover;
+        // The replies proven at expansion get no node (the table holds their wins for the
+        // proof), which saves most of the pool at the opponent's nodes: in the narrowed
+        // phase, and wherever no reply value is taken (a proof-cost network), since the
+        // reply value counts the proven replies among the node's children.
+        let compact = (su.narrow || !su.reply_value) && su.use_tt && self.g.to_move() != su.prover;
         let mut count = 0u16;
         if compact {
             let mut proven = vec![false; self.order.len()];
