@@ -396,7 +396,7 @@ impl<G: SolverGame> Solver<G> for Mcts<G> {
         let best = t.root_best(root_mover_good, root_key);
         let seconds = elapsed.as_secs_f64();
         log::info!(
-            "mcts: {sims} simulations, {} of {} pool nodes{}",
+            "mcts pool: {sims} simulations, {} of {} nodes{}",
             t.nodes.len(),
             t.max_nodes,
             if t.full { " (full: stopped early)" } else { "" }

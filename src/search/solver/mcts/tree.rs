@@ -206,49 +206,83 @@ impl Tree {
         best
     }
 
-    /// Rebuilds the pool without the children of solved nodes (most of a long search's
-    /// pool) and of the unsolved nodes none of whose children was visited yet (each was
-    /// visited once, at its expansion). Those nodes become leaves again with their status
+    /// Compacts the pool, in place, without the children of solved nodes (most of a long
+    /// search's pool) and of the unsolved nodes none of whose children was visited yet (each
+    /// was visited once, at its expansion). Those nodes become leaves again with their status
     /// and statistics; an unsolved one is expanded again (knowledge and heuristic anew) at
-    /// its next visit, a solved one is never entered. Indices change: no path into the
-    /// pool may be held.
+    /// its next visit, a solved one is never entered. The kept nodes keep their order, so the
+    /// pool needs no second copy: only two bits and a few bytes of rank per 64 nodes, which
+    /// keeps the search within its memory budget. Indices change: no path into the pool may
+    /// be held.
     pub(super) fn reclaim(&mut self) {
-        let old = std::mem::take(&mut self.nodes);
-        let mut new = Vec::with_capacity(old.len());
-        if let Some(&root) = old.first() {
-            new.push(root);
+        let n = self.nodes.len();
+        if n == 0 {
+            return;
         }
-        let mut i = 0;
-        while i < new.len() {
-            let n: Node = new[i];
-            i += 1;
-            if !n.expanded || n.count == 0 {
+        let words = n.div_ceil(64);
+        let bit = |v: &[u64], i: usize| v[i / 64] >> (i % 64) & 1 != 0;
+        // Pass 1, in pool order: a node's children were appended after it at its expansion,
+        // so every parent is seen before its children.
+        let mut keep = vec![0u64; words];
+        let mut cut = vec![0u64; words];
+        keep[0] = 1;
+        for i in 0..n {
+            if !bit(&keep, i) {
                 continue;
             }
-            let Some(kids) = old.get(n.kids()) else {
+            let node = self.nodes[i];
+            if !node.expanded || node.count == 0 {
+                continue;
+            }
+            let Some(kids) = self.nodes.get(node.kids()) else {
+                cut[i / 64] |= 1 << (i % 64);
                 continue;
             };
             // A solved node's subtree is needed no more by the search; the proof finds its
             // moves in the table (every status change is stored there) or searches them.
-            let idle = n.status != UNKNOWN
-                || (!n.pending
+            let idle = node.status != UNKNOWN
+                || (!node.pending
                     && kids
                         .iter()
                         .all(|c| c.visits == 0 && c.status == UNKNOWN && !c.pending));
-            let first = new.len() as u32;
-            let m = &mut new[i - 1];
             if idle {
-                m.expanded = false;
-                m.count = 0;
-                m.first = 0;
-                m.set(DEFERRED, false);
-                m.set(NARROW, false);
+                cut[i / 64] |= 1 << (i % 64);
             } else {
-                m.first = first;
-                new.extend_from_slice(kids);
+                for k in node.kids() {
+                    keep[k / 64] |= 1 << (k % 64);
+                }
             }
         }
-        self.nodes = new;
+        // New index of a kept node: the kept nodes before it.
+        let mut before = Vec::with_capacity(words);
+        let mut total = 0u32;
+        for w in &keep {
+            before.push(total);
+            total += w.count_ones();
+        }
+        let rank = |i: usize| -> u32 {
+            let below = keep[i / 64] & ((1u64 << (i % 64)) - 1);
+            before[i / 64] + below.count_ones()
+        };
+        // Pass 2: each kept node moves down to its rank (never up), so nothing unread is
+        // overwritten.
+        for i in 0..n {
+            if !bit(&keep, i) {
+                continue;
+            }
+            let mut node = self.nodes[i];
+            if bit(&cut, i) {
+                node.expanded = false;
+                node.count = 0;
+                node.first = 0;
+                node.set(DEFERRED, false);
+                node.set(NARROW, false);
+            } else if node.expanded && node.count > 0 {
+                node.first = rank(node.first as usize);
+            }
+            self.nodes[rank(i) as usize] = node;
+        }
+        self.nodes.truncate(total as usize);
     }
 
     /// Recomputes the status of `idx` (to move: `to_move`) from its children.

@@ -374,7 +374,7 @@ impl<'h, G: SolverGame> Worker<'h, G> {
             if su.lean && !vl {
                 let before = t.nodes.len();
                 t.reclaim();
-                log::debug!("mcts: pool full, {} of {before} nodes kept", t.nodes.len());
+                log::debug!("mcts pool full: {} of {before} nodes kept", t.nodes.len());
                 if before - t.nodes.len() >= t.max_nodes / 8 {
                     return true;
                 }
