@@ -243,14 +243,7 @@ fn random_position(rng: &mut Rng, rule: Rule, w: usize, h: usize, plies: usize) 
 #[test]
 fn all_players_legal_in_random_positions() {
     let mut rng = Rng::new(42);
-    let rules = [
-        Rule::Freestyle,
-        Rule::Exact,
-        Rule::Renju,
-        Rule::Caro,
-        Rule::CaroExact,
-        Rule::FourT,
-    ];
+    let rules = Rule::ALL;
     let stop = AtomicBool::new(false);
     for i in 0..24 {
         let rule = rules[i % rules.len()];

@@ -1272,14 +1272,7 @@ fn renju_and_4t_vcf_agree_with_naive_game_search() {
 #[test]
 fn vct_lines_replay_under_every_rule() {
     let mut rng = Rng::new(0x7C7_2026);
-    for rule in [
-        Rule::Freestyle,
-        Rule::Exact,
-        Rule::Renju,
-        Rule::Caro,
-        Rule::CaroExact,
-        Rule::FourT,
-    ] {
+    for rule in Rule::ALL {
         let mut wins = 0;
         let mut n = 0;
         while n < 40 {

@@ -86,8 +86,9 @@ pub struct MctsOptions {
     pub phases: MctsPhases,
     /// Gomoku with a proof-cost network: a prover's node gets children only for its
     /// highest-prior moves up to this share of the policy (at least [`NET_KEEP_MIN`]); the
-    /// rest join when every kept move is lost. All legal moves as children filled the node
-    /// pool long before the time limit. 1: every legal move.
+    /// rest join when every kept move is lost. Without the narrowed phase every legal move
+    /// would get a node, which fills the pool long before a timed search ends. 1: every
+    /// legal move.
     pub net_keep: f32,
 }
 
@@ -250,8 +251,8 @@ impl<G: SolverGame> Solver<G> for Mcts<G> {
             reply_value,
             narrow: false,
             root_pn: self.opts.phases.root_pn,
-            // Measured in Gomoku only (the network's trees filled the pool in a third of
-            // the time limit).
+            // Gomoku only: there a network's tree has no narrowed phase and about 200 moves
+            // a node, which outgrows the pool; Killall-Go keeps its expansion as it was.
             lean: G::QUICK_WINS && self.heuristic.cost_model().is_some(),
             keep: self.opts.net_keep.clamp(0.0, 1.0),
         };
