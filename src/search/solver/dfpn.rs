@@ -713,15 +713,17 @@ impl<G: SolverGame> Solver<G> for Dfpn<G> {
         }
     }
 
-    fn proof_tree(&mut self) -> Option<ProofTree> {
+    fn proof_tree_until(&mut self, stop: &AtomicBool) -> Option<ProofTree> {
         let (root, prover, result) = self.last.clone()?;
         let mut know = KnowledgeState::new(self.common.knowledge.clone());
-        let stop = AtomicBool::new(false);
         let limits = Limits::nodes(self.common.proof_search_nodes);
-        let max = self.common.proof_max_nodes;
-        let kb = self.common.proof_search_nodes;
-        let mut oracle = DfpnOracle::new(self, Budget::new(&limits, &stop));
-        proof::build(&root, prover, result, &mut oracle, &mut know, max, kb)
+        let build = proof::BuildLimits {
+            max_nodes: self.common.proof_max_nodes,
+            know_nodes: self.common.proof_knowledge_nodes,
+            stop,
+        };
+        let mut oracle = DfpnOracle::new(self, Budget::new(&limits, stop));
+        proof::build(&root, prover, result, &mut oracle, &mut know, build)
     }
 
     fn clear(&mut self) {

@@ -240,7 +240,7 @@ impl<G: SolverGame> Common<G> {
     }
 
     /// The solution tree of the last proven result.
-    pub fn proof_tree(&mut self) -> Option<ProofTree> {
+    pub fn proof_tree(&mut self, stop: &AtomicBool) -> Option<ProofTree> {
         let (root, prover, result) = self.last.clone()?;
         if result == SolveResult::Unknown {
             return None;
@@ -256,11 +256,15 @@ impl<G: SolverGame> Common<G> {
             common: self,
             fallback: None,
             left: 0,
+            stop,
         };
         oracle.left = oracle.common.opts.proof_search_nodes;
-        let max = oracle.common.opts.proof_max_nodes;
-        let kb = oracle.common.opts.proof_search_nodes;
-        let tree = proof::build(&root, prover, result, &mut oracle, &mut know, max, kb);
+        let build = proof::BuildLimits {
+            max_nodes: oracle.common.opts.proof_max_nodes,
+            know_nodes: oracle.common.opts.proof_knowledge_nodes,
+            stop,
+        };
+        let tree = proof::build(&root, prover, result, &mut oracle, &mut know, build);
         self.know = know;
         tree
     }
@@ -399,8 +403,11 @@ macro_rules! tree_solver {
                 )
             }
 
-            fn proof_tree(&mut self) -> Option<$crate::search::solver::ProofTree> {
-                $crate::search::solver::suite::TreeSearch::common_mut(self).proof_tree()
+            fn proof_tree_until(
+                &mut self,
+                stop: &std::sync::atomic::AtomicBool,
+            ) -> Option<$crate::search::solver::ProofTree> {
+                $crate::search::solver::suite::TreeSearch::common_mut(self).proof_tree(stop)
             }
 
             fn clear(&mut self) {
@@ -436,6 +443,8 @@ struct SuiteOracle<'a, G: SolverGame> {
     common: &'a Common<G>,
     fallback: Option<Box<dyn Solver<G>>>,
     left: u64,
+    /// The build's stop flag, also its re-searches'.
+    stop: &'a AtomicBool,
 }
 
 impl<G: SolverGame> SuiteOracle<'_, G> {
@@ -455,8 +464,7 @@ impl<G: SolverGame> SuiteOracle<'_, G> {
         let Some(s) = self.fallback.as_mut() else {
             return (SolveResult::Unknown, None);
         };
-        let stop = AtomicBool::new(false);
-        let out = s.solve(g, prover, &Limits::nodes(self.left), &stop, &mut |_| {});
+        let out = s.solve(g, prover, &Limits::nodes(self.left), self.stop, &mut |_| {});
         self.left = self.left.saturating_sub(out.stats.nodes.max(1));
         (out.result, out.best)
     }

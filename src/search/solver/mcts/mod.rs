@@ -436,20 +436,22 @@ impl<G: SolverGame> Solver<G> for Mcts<G> {
         }
     }
 
-    fn proof_tree(&mut self) -> Option<ProofTree> {
+    fn proof_tree_until(&mut self, stop: &AtomicBool) -> Option<ProofTree> {
         let (root, prover, result) = self.last.clone()?;
         // The search's own knowledge state: its threat-win table already holds most of the
         // proof's threat sequences.
         let know = &mut self.know;
-        let stop = AtomicBool::new(false);
         let limits = Limits::nodes(self.common.proof_search_nodes);
         let dopts = self
             .common
             .with_memory((self.common.tt_bytes() / 4).max(1 << 20));
         let mut dfpn = Dfpn::new(dopts, DfpnOptions::default(), None);
         let use_tt = self.use_tt;
-        let max_nodes = self.common.proof_max_nodes;
-        let search_nodes = self.common.proof_search_nodes;
+        let build = proof::BuildLimits {
+            max_nodes: self.common.proof_max_nodes,
+            know_nodes: self.common.proof_knowledge_nodes,
+            stop,
+        };
         let t = match self.tree.get_mut() {
             Ok(t) => t,
             Err(p) => p.into_inner(),
@@ -459,17 +461,9 @@ impl<G: SolverGame> Solver<G> for Mcts<G> {
             nodes: &t.nodes,
             root_ply: root.ply(),
             path: Vec::new(),
-            fallback: DfpnOracle::new(&mut dfpn, Budget::new(&limits, &stop)),
+            fallback: DfpnOracle::new(&mut dfpn, Budget::new(&limits, stop)),
         };
-        proof::build(
-            &root,
-            prover,
-            result,
-            &mut oracle,
-            know,
-            max_nodes,
-            search_nodes,
-        )
+        proof::build(&root, prover, result, &mut oracle, know, build)
     }
 
     fn clear(&mut self) {
