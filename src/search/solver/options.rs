@@ -30,12 +30,10 @@ pub struct CommonOptions {
     pub ghi: GhiMode,
     /// Maximum playout length in plies (random-playout values: the playout heuristics, EWS).
     pub playout_plies: usize,
-    /// Node budget of the re-searches that [`super::Solver::proof_tree`] may need.
+    /// Node budget of the re-searches (and, separately, of the threat searches) that the first
+    /// attempt of [`super::Solver::proof_tree`] may spend; a failed first attempt is retried
+    /// with larger budgets (`proof::BUDGET_SCALES`).
     pub proof_search_nodes: u64,
-    /// Threat-search nodes a proof build may spend beyond the solve's own: each threat line
-    /// of a Gomoku proof is read from the search's table or found again, and a proof can hold
-    /// hundreds of thousands of them (a caller with a deadline stops the build earlier).
-    pub proof_knowledge_nodes: u64,
     /// Largest proof tree [`super::Solver::proof_tree`] builds (nodes); larger gives `None`.
     pub proof_max_nodes: usize,
 }
@@ -50,8 +48,7 @@ impl Default for CommonOptions {
             heuristic: HeuristicKind::Default,
             ghi: GhiMode::Exact,
             playout_plies: 400,
-            proof_search_nodes: 20_000_000,
-            proof_knowledge_nodes: 50_000_000,
+            proof_search_nodes: 2_000_000,
             proof_max_nodes: 5_000_000,
         }
     }
