@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use pcn::nn::model::{expected_tensors, Model, FORMAT_VERSION};
-use pcn::nn::{NetGame, NetInfo, NetKind, NnError};
+use pcn::nn::{CostLabel, NetGame, NetInfo, NetKind, NnError};
 use safetensors::tensor::TensorView;
 use safetensors::Dtype;
 
@@ -18,6 +18,7 @@ fn tiny_info() -> NetInfo {
         planes: 4,
         actions: 25,
         kind: NetKind::AlphaZero,
+        cost_label: CostLabel::Max,
     }
 }
 
@@ -266,4 +267,57 @@ fn shared_models_load() {
         m.expect(NetGame::Gomoku, 15),
         Err(NnError::Mismatch(_))
     ));
+}
+
+/// The cost label comes from model.json's `training.label`, else from the name; an unknown
+/// label is a load error, not a silent b_max.
+#[test]
+fn cost_label_from_training_entry_or_name() {
+    let with_json = |name: &str, training: &str| {
+        let mut c = craft();
+        c.json = format!(
+            r#"{{"name": "{name}", "game": "gomoku", "board_size": 5, "kind": "alphazero",
+            "input": {{"planes": 4}}, "actions": {{"size": 25}},
+            "trunk": {{"blocks": 1, "filters": 8, "bn_eps": 1e-5}}{training}}}"#
+        );
+        c
+    };
+    let load = |c: &Craft| {
+        let dir = tempfile::tempdir().expect("tempdir");
+        write(c, dir.path());
+        Model::load(dir.path()).map(|m| m.info.cost_label)
+    };
+    let heur = r#", "training": {"label": "heur"}"#;
+    let max = r#", "training": {"label": "max"}"#;
+    assert_eq!(load(&with_json("tiny", heur)).ok(), Some(CostLabel::Heur));
+    assert_eq!(
+        load(&with_json("tiny-heur", max)).ok(),
+        Some(CostLabel::Max)
+    );
+    assert_eq!(
+        load(&with_json("go_W-heur", "")).ok(),
+        Some(CostLabel::Heur)
+    );
+    assert_eq!(load(&with_json("tiny", "")).ok(), Some(CostLabel::Max));
+    let bad = with_json("tiny", r#", "training": {"label": "average"}"#);
+    assert!(
+        load_err(&bad).contains("training.label"),
+        "{}",
+        load_err(&bad)
+    );
+    let not_text = with_json("tiny", r#", "training": {"label": 3}"#);
+    assert!(load_err(&not_text).contains("training.label"));
+}
+
+/// Our shipped networks carry their label: the Gomoku one b_heur, the Killall-Go one b_max.
+#[test]
+fn shipped_networks_carry_their_cost_label() {
+    let w = Path::new(env!("CARGO_MANIFEST_DIR")).join("weights");
+    for (dir, want) in [
+        ("gomoku15-pcn", CostLabel::Heur),
+        ("killallgo9-pcn", CostLabel::Max),
+    ] {
+        let m = Model::load(w.join(dir)).unwrap_or_else(|e| panic!("{dir}: {e}"));
+        assert_eq!(m.info.cost_label, want, "{dir}");
+    }
 }

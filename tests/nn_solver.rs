@@ -11,7 +11,7 @@ use std::time::Duration;
 use pcn::game::gomoku::{Gomoku, Rule};
 use pcn::game::Game;
 use pcn::nn::eval::{BatchingEvaluator, RandomEvaluator};
-use pcn::nn::{Evaluator, NetGame, NetInfo, NetKind};
+use pcn::nn::{CostLabel, Evaluator, NetGame, NetInfo, NetKind};
 use pcn::search::solver::net::NetHeuristic;
 use pcn::search::solver::{
     solver_by_name, solver_with_heuristic, CommonOptions, Heuristic, Knowledge, NetMode,
@@ -50,6 +50,7 @@ fn info(size: usize, kind: NetKind) -> NetInfo {
         planes: 4,
         actions: size * size,
         kind,
+        cost_label: CostLabel::Max,
     }
 }
 

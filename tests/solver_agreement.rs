@@ -148,6 +148,11 @@ fn check_solver<G: SolverGame>(
         let mut h = g.clone();
         h.play(m).expect("legal best move");
     }
+    // A build told to stop gives up, and leaves the solver able to build the proof after.
+    assert!(
+        s.proof_tree_until(&AtomicBool::new(true)).is_none(),
+        "{label}: {name} built a proof with its stop flag set"
+    );
     let tree = s
         .proof_tree()
         .unwrap_or_else(|| panic!("{label}: {name} solved {:?} but gave no proof", o.result));

@@ -8,7 +8,8 @@
 
 use std::io::{IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use clap::{Args, ValueEnum};
@@ -812,9 +813,11 @@ impl Run {
 
 /// Builds the proof tree of the solver's last win on a helper thread and waits at most
 /// `budget` for it. The solver's own limits ([`CommonOptions::proof_search_nodes`],
-/// `max_nodes`) bound the work; the wall-clock budget bounds the wait: past it the
-/// extraction is abandoned (its thread ends by those node limits, its solver is dropped
-/// then). Returns the tree (or why none) and whether the solver came back into `slot`.
+/// `max_nodes`) bound the work; the wall-clock budget bounds the wait: past it the build is
+/// told to stop, so it does not go on taking a core from the next problem, and its solver
+/// comes back (a build that does not stop within [`PROOF_STOP_GRACE`] is abandoned; its
+/// thread ends by the node limits and its solver is dropped then). Returns the tree (or why
+/// none) and whether the solver came back into `slot`.
 fn extract_proof<G: SolverGame>(
     slot: &mut Option<Box<dyn Solver<G>>>,
     to_move: Color,
@@ -831,11 +834,13 @@ fn extract_proof<G: SolverGame>(
         return (Err("no solver".into()), false);
     };
     let (tx, rx) = crossbeam::channel::bounded(1);
+    let stop = Arc::new(AtomicBool::new(false));
+    let stop_build = stop.clone();
     let spawned = std::thread::Builder::new()
         .name("pcn-proof".into())
         .spawn(move || {
             let tree = solver
-                .proof_tree()
+                .proof_tree_until(&stop_build)
                 .and_then(|t| MoveTree::from_solver(&t, to_move, max_nodes));
             let _ = tx.send((tree, solver));
         });
@@ -853,12 +858,23 @@ fn extract_proof<G: SolverGame>(
             });
             (tree, true)
         }
-        Err(_) => (
-            Err(format!(
+        Err(_) => {
+            stop.store(true, Ordering::Relaxed);
+            let back = match rx.recv_timeout(PROOF_STOP_GRACE) {
+                Ok((_, solver)) => {
+                    *slot = Some(solver);
+                    true
+                }
+                Err(_) => false,
+            };
+            let why = format!(
                 "proof extraction stopped after its time budget of {:.3} s (--proof-time)",
                 budget.as_secs_f64()
-            )),
-            false,
-        ),
+            );
+            (Err(why), back)
+        }
     }
 }
+
+/// How long a proof build told to stop may take to hand its solver back.
+const PROOF_STOP_GRACE: Duration = Duration::from_secs(5);

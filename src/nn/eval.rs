@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use crossbeam::channel::{self, Receiver, RecvTimeoutError, Sender};
 
-use super::{Evaluator, NetGame, NetInfo, NetKind, NetOutput, NnError};
+use super::{CostLabel, Evaluator, NetGame, NetInfo, NetKind, NetOutput, NnError};
 use crate::util::Rng;
 
 /// A 64-bit hash of one encoded input row (its float bits). The cache keys by it: the
@@ -111,6 +111,7 @@ impl RandomEvaluator {
             planes,
             actions,
             kind,
+            cost_label: CostLabel::Max,
         }
     }
 }

@@ -37,6 +37,32 @@ pub enum NetKind {
     },
 }
 
+/// The branching factor a proof-cost network's labels were built with (docs/training.md):
+/// each AND ply of the winner adds log10 of it, so decoding a cost back into a node count
+/// needs the same one.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Default)]
+pub enum CostLabel {
+    /// `b_max`: the constant action count of the board.
+    #[default]
+    Max,
+    /// `b_heur`: the legal-move count of each position.
+    Heur,
+}
+
+impl CostLabel {
+    /// The label of a model: its `training.label` entry (`max` or `heur`) when model.json
+    /// has one, else its name (`go_W-heur` is a b_heur model; any other name, b_max).
+    pub fn of_model(name: &str, training_label: Option<&str>) -> Option<CostLabel> {
+        match training_label {
+            Some("max") => Some(CostLabel::Max),
+            Some("heur") => Some(CostLabel::Heur),
+            Some(_) => None,
+            None if name.to_ascii_lowercase().contains("heur") => Some(CostLabel::Heur),
+            None => Some(CostLabel::Max),
+        }
+    }
+}
+
 /// What a model is: enough to encode its inputs and decode its outputs.
 #[derive(Clone, Debug, PartialEq)]
 pub struct NetInfo {
@@ -52,6 +78,8 @@ pub struct NetInfo {
     pub actions: usize,
     /// Value head kind.
     pub kind: NetKind,
+    /// The branching factor of its proof-cost labels (PCN models; `Max` for AlphaZero).
+    pub cost_label: CostLabel,
 }
 
 impl NetInfo {

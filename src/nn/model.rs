@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use safetensors::{Dtype, SafeTensors};
 use serde_json::Value;
 
-use super::{NetGame, NetInfo, NetKind, NnError};
+use super::{CostLabel, NetGame, NetInfo, NetKind, NnError};
 
 /// The weight-file format this loader understands (safetensors metadata key `format`).
 pub const FORMAT_VERSION: &str = "pcn-neutral-v1";
@@ -352,6 +352,21 @@ impl Model {
             .or_else(|| meta.get("model").map(String::as_str))
             .unwrap_or("unnamed")
             .to_string();
+        // The cost label decides how a PCN's costs decode into node counts.
+        let label = js
+            .get("training")
+            .and_then(|t| t.get("label"))
+            .map(|l| {
+                l.as_str()
+                    .ok_or_else(|| bad(path, "model.json training.label is not a string"))
+            })
+            .transpose()?;
+        let cost_label = CostLabel::of_model(&name, label).ok_or_else(|| {
+            bad(
+                path,
+                format!("model.json training.label {label:?} (expected \"max\" or \"heur\")"),
+            )
+        })?;
         let info = NetInfo {
             name,
             game,
@@ -359,6 +374,7 @@ impl Model {
             planes,
             actions,
             kind,
+            cost_label,
         };
 
         // Architecture sizes: the JSON's trunk section, else read off the tensors.

@@ -262,13 +262,13 @@ impl<G: SolverGame> Solver<G> for NetOrPlain<G> {
         }
     }
 
-    fn proof_tree(&mut self) -> Option<ProofTree> {
+    fn proof_tree_until(&mut self, stop: &AtomicBool) -> Option<ProofTree> {
         let s = if self.last_net {
             self.with_net.as_mut()
         } else {
             self.plain.as_mut()
         };
-        s?.proof_tree()
+        s?.proof_tree_until(stop)
     }
 
     fn clear(&mut self) {

@@ -507,7 +507,7 @@ impl Evaluator for CpuBackend {
 mod tests {
     use super::*;
     use crate::nn::model::{expected_tensors, Tensor};
-    use crate::nn::NetGame;
+    use crate::nn::{CostLabel, NetGame};
     use crate::util::Rng;
 
     /// A random model of the given shape (BN statistics included, variances positive).
@@ -527,6 +527,7 @@ mod tests {
             planes,
             actions: n * n + usize::from(game == NetGame::KillallGo),
             kind,
+            cost_label: CostLabel::Max,
         };
         let mut rng = Rng::new(seed);
         let mut tensors = std::collections::BTreeMap::new();

@@ -620,7 +620,13 @@ pub trait Solver<G: SolverGame>: Send {
     /// result, built from the solver's tables and re-searching sub-positions where needed.
     /// `None` when the last result was unknown or the tree could not be completed within
     /// [`CommonOptions::proof_search_nodes`] / [`CommonOptions::proof_max_nodes`].
-    fn proof_tree(&mut self) -> Option<ProofTree>;
+    fn proof_tree(&mut self) -> Option<ProofTree> {
+        self.proof_tree_until(&AtomicBool::new(false))
+    }
+
+    /// [`Solver::proof_tree`] that gives up (`None`) soon after `stop` is set, so a caller
+    /// with a deadline gets its solver back instead of leaving the build running.
+    fn proof_tree_until(&mut self, stop: &AtomicBool) -> Option<ProofTree>;
 
     /// Forgets all tables (new game).
     fn clear(&mut self);

@@ -21,7 +21,7 @@ use super::heuristic::{CostModel, Evaluation, Heuristic};
 use crate::game::Game;
 use crate::nn::decode::{Decoded, Decoder};
 use crate::nn::eval::input_hash;
-use crate::nn::{Evaluator, NetKind, NetOutput, NnError};
+use crate::nn::{CostLabel, Evaluator, NetKind, NetOutput, NnError};
 
 /// Shards of the decoded cache (search threads share it).
 const SHARDS: usize = 32;
@@ -148,10 +148,9 @@ impl<G: Game> NetHeuristic<G> {
             NetKind::AlphaZero => None,
             NetKind::Pcn { bins } => Some(CostModel {
                 bins,
-                // "heur" models were trained with the legal-move count as branching factor,
-                // "max" ones with the constant action count.
-                branching: (!info.name.to_ascii_lowercase().contains("heur"))
-                    .then_some(info.actions),
+                // b_heur labels used the legal-move count as branching factor, b_max ones the
+                // constant action count.
+                branching: (info.cost_label == CostLabel::Max).then_some(info.actions),
             }),
         };
         let shared = Arc::new(Shared {

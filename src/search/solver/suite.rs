@@ -10,7 +10,7 @@
 //! oracle that reads this table and, for positions it lost, re-searches with plain DFPN
 //! through the public registry (so this module does not depend on DFPN internals).
 
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering as AtomicOrdering};
 use std::time::Instant;
 
 use super::proof::{self, satisfies, ProofOracle};
@@ -240,7 +240,7 @@ impl<G: SolverGame> Common<G> {
     }
 
     /// The solution tree of the last proven result.
-    pub fn proof_tree(&mut self) -> Option<ProofTree> {
+    pub fn proof_tree(&mut self, stop: &AtomicBool) -> Option<ProofTree> {
         let (root, prover, result) = self.last.clone()?;
         if result == SolveResult::Unknown {
             return None;
@@ -252,15 +252,25 @@ impl<G: SolverGame> Common<G> {
             &mut self.know,
             KnowledgeState::new(self.opts.knowledge.clone()),
         );
-        let mut oracle = SuiteOracle {
-            common: self,
-            fallback: None,
-            left: 0,
-        };
-        oracle.left = oracle.common.opts.proof_search_nodes;
-        let max = oracle.common.opts.proof_max_nodes;
-        let kb = oracle.common.opts.proof_search_nodes;
-        let tree = proof::build(&root, prover, result, &mut oracle, &mut know, max, kb);
+        let mut tree = None;
+        for scale in proof::BUDGET_SCALES {
+            let nodes = self.opts.proof_search_nodes.saturating_mul(scale);
+            let mut oracle = SuiteOracle {
+                common: self,
+                fallback: None,
+                left: nodes,
+                stop,
+            };
+            let build = proof::BuildLimits {
+                max_nodes: oracle.common.opts.proof_max_nodes,
+                know_nodes: nodes,
+                stop,
+            };
+            tree = proof::build(&root, prover, result, &mut oracle, &mut know, build);
+            if tree.is_some() || stop.load(AtomicOrdering::Relaxed) {
+                break;
+            }
+        }
         self.know = know;
         tree
     }
@@ -399,8 +409,11 @@ macro_rules! tree_solver {
                 )
             }
 
-            fn proof_tree(&mut self) -> Option<$crate::search::solver::ProofTree> {
-                $crate::search::solver::suite::TreeSearch::common_mut(self).proof_tree()
+            fn proof_tree_until(
+                &mut self,
+                stop: &std::sync::atomic::AtomicBool,
+            ) -> Option<$crate::search::solver::ProofTree> {
+                $crate::search::solver::suite::TreeSearch::common_mut(self).proof_tree(stop)
             }
 
             fn clear(&mut self) {
@@ -436,6 +449,8 @@ struct SuiteOracle<'a, G: SolverGame> {
     common: &'a Common<G>,
     fallback: Option<Box<dyn Solver<G>>>,
     left: u64,
+    /// The build's stop flag, also its re-searches'.
+    stop: &'a AtomicBool,
 }
 
 impl<G: SolverGame> SuiteOracle<'_, G> {
@@ -455,8 +470,7 @@ impl<G: SolverGame> SuiteOracle<'_, G> {
         let Some(s) = self.fallback.as_mut() else {
             return (SolveResult::Unknown, None);
         };
-        let stop = AtomicBool::new(false);
-        let out = s.solve(g, prover, &Limits::nodes(self.left), &stop, &mut |_| {});
+        let out = s.solve(g, prover, &Limits::nodes(self.left), self.stop, &mut |_| {});
         self.left = self.left.saturating_sub(out.stats.nodes.max(1));
         (out.result, out.best)
     }

@@ -45,7 +45,7 @@ mod phases;
 mod tree;
 mod worker;
 
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering as AtomicOrdering};
 use std::sync::Mutex;
 
 use super::dfpn::{Dfpn, DfpnOracle};
@@ -436,40 +436,42 @@ impl<G: SolverGame> Solver<G> for Mcts<G> {
         }
     }
 
-    fn proof_tree(&mut self) -> Option<ProofTree> {
+    fn proof_tree_until(&mut self, stop: &AtomicBool) -> Option<ProofTree> {
         let (root, prover, result) = self.last.clone()?;
         // The search's own knowledge state: its threat-win table already holds most of the
         // proof's threat sequences.
         let know = &mut self.know;
-        let stop = AtomicBool::new(false);
-        let limits = Limits::nodes(self.common.proof_search_nodes);
         let dopts = self
             .common
             .with_memory((self.common.tt_bytes() / 4).max(1 << 20));
+        // One re-search solver for all attempts: a retry reuses what the first one proved.
         let mut dfpn = Dfpn::new(dopts, DfpnOptions::default(), None);
         let use_tt = self.use_tt;
-        let max_nodes = self.common.proof_max_nodes;
-        let search_nodes = self.common.proof_search_nodes;
         let t = match self.tree.get_mut() {
             Ok(t) => t,
             Err(p) => p.into_inner(),
         };
-        let mut oracle = MctsOracle {
-            tt: use_tt.then_some(&t.tt),
-            nodes: &t.nodes,
-            root_ply: root.ply(),
-            path: Vec::new(),
-            fallback: DfpnOracle::new(&mut dfpn, Budget::new(&limits, &stop)),
-        };
-        proof::build(
-            &root,
-            prover,
-            result,
-            &mut oracle,
-            know,
-            max_nodes,
-            search_nodes,
-        )
+        for scale in proof::BUDGET_SCALES {
+            let nodes = self.common.proof_search_nodes.saturating_mul(scale);
+            let limits = Limits::nodes(nodes);
+            let build = proof::BuildLimits {
+                max_nodes: self.common.proof_max_nodes,
+                know_nodes: nodes,
+                stop,
+            };
+            let mut oracle = MctsOracle {
+                tt: use_tt.then_some(&t.tt),
+                nodes: &t.nodes,
+                root_ply: root.ply(),
+                path: Vec::new(),
+                fallback: DfpnOracle::new(&mut dfpn, Budget::new(&limits, stop)),
+            };
+            let tree = proof::build(&root, prover, result, &mut oracle, know, build);
+            if tree.is_some() || stop.load(AtomicOrdering::Relaxed) {
+                return tree;
+            }
+        }
+        None
     }
 
     fn clear(&mut self) {
