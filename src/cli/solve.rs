@@ -155,6 +155,10 @@ pub struct SolveArgs {
     /// network.
     #[arg(long, default_value_t = 4)]
     pub net_depth: usize,
+    /// `--net-mode hybrid`: weight of the network's log-prior in the move order against the
+    /// static score's 1 (0: the static order alone).
+    #[arg(long, default_value_t = 1.0)]
+    pub net_weight: f32,
     /// Focused DFPN with `--net-mode paper`: evaluate all children of an expanded node in
     /// one network batch (`auto`: on with a GPU backend, off on the CPU).
     #[arg(long, value_enum, default_value = "auto")]
@@ -426,6 +430,7 @@ pub fn run(args: SolveArgs) -> i32 {
         dfpn: DfpnOptions {
             net_mode: args.net_mode,
             net_depth: args.net_depth,
+            net_weight: args.net_weight,
             net_children_batch: children_batch,
             ..DfpnOptions::default()
         },
