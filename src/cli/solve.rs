@@ -385,6 +385,10 @@ pub fn run(args: SolveArgs) -> i32 {
         eprintln!("pcn solve: --root-pn must be 0..=100");
         return EXIT_USAGE;
     }
+    if !(0.0..=10.0).contains(&args.net_weight) {
+        eprintln!("pcn solve: --net-weight must be 0..=10");
+        return EXIT_USAGE;
+    }
     // What the chosen solver uses, for the warnings below (`auto` differs per game, so it
     // is checked per game when the solver is built).
     let spec = match choice {
