@@ -321,3 +321,51 @@ fn fdfpn_children_batch_searches_the_same_tree() {
         "children were batched in {batched_calls} searches"
     );
 }
+
+/// A position of our own hard Killall-Go gate (docs/data/solve/killallgo-own-hard/): White
+/// to move and live, proven by focused DFPN in a few ten thousand nodes.
+const OWN_HARD_POSITION: &str = "(;FF[4]GM[1]SZ[9]RE[W+];B[cc];W[];B[gc];W[];B[cg];W[];B[gg];W[gf];B[ch];W[di];B[ci];W[gi];B[eh];W[fh];B[gh];W[ih];B[ag];W[ei];B[eg];W[af];B[hh];W[ig];B[bb];W[fi];B[ec];W[ef];B[ff];W[hf];B[if];W[ae];B[be];W[ce];B[de];W[ee];B[fe];W[ge];B[df];W[ie];B[ad])";
+
+/// `--net-weight` scales the network's share of the hybrid move order: at 0 focused DFPN
+/// with the shipped network searches exactly the tree of the no-network solver (the static
+/// order, history and initial numbers are untouched), at the default 1 the network changes
+/// it; every win's proof checks. Out-of-range weights are errors.
+#[test]
+fn hybrid_net_weight_scales_the_network_share() {
+    use pcn::game::killallgo::KillallGo;
+    let model = Path::new(env!("CARGO_MANIFEST_DIR")).join("weights/killallgo9-pcn");
+    let tree = pcn::sgf::GameTree::parse(OWN_HARD_POSITION).expect("sgf");
+    let g = pcn::sgf::to_killallgo(&tree).expect("position");
+    let eval = pcn::nn::open(model.to_str().expect("utf8"), "cpu", 1).expect("shipped model");
+    let run = |weight: Option<f32>| {
+        let mut o = SolverOptions::with_memory(64 << 20);
+        let mut s = match weight {
+            None => solver_by_name::<KillallGo>("fdfpn", &o).expect("solver"),
+            Some(w) => {
+                o.dfpn.net_weight = w;
+                let h = NetHeuristic::new(eval.clone(), 1, &g, 1 << 16).expect("fits");
+                solver_with_heuristic::<KillallGo>("fdfpn", &o, Box::new(h)).expect("solver")
+            }
+        };
+        let stop = AtomicBool::new(false);
+        let out = s.solve(&g, g.to_move(), &Limits::nodes(300_000), &stop, &mut |_| {});
+        if out.result != SolveResult::Unknown {
+            s.proof_tree()
+                .expect("proof")
+                .check(&g)
+                .expect("proof checks");
+        }
+        (out.result, out.stats.nodes, out.best)
+    };
+    let none = run(None);
+    assert_eq!(none.0, SolveResult::Win, "{none:?}");
+    assert_eq!(run(Some(0.0)), none);
+    let net = run(Some(1.0));
+    assert_eq!(net.0, SolveResult::Win, "{net:?}");
+    assert_ne!(net.1, none.1, "the network changed nothing");
+    for bad in [-1.0, f32::NAN, 11.0] {
+        let mut o = SolverOptions::with_memory(1 << 20);
+        o.dfpn.net_weight = bad;
+        assert!(solver_by_name::<KillallGo>("fdfpn", &o).is_err(), "{bad}");
+    }
+}

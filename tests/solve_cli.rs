@@ -180,8 +180,10 @@ fn prove_option_stdin_and_exit_zero() {
 
 #[test]
 fn usage_errors_exit_2() {
-    let cases: [&[&str]; 10] = [
+    let cases: [&[&str]; 12] = [
         &["solve", "--net", "weights.safetensors", "-"],
+        &["solve", "--net-weight=-1", "-"],
+        &["solve", "--net-weight", "NaN", "-"],
         &["solve", "--patterns", "1.5", "-"],
         &["solve", "--patterns", "NaN", "-"],
         &["solve", "--solver", "alphabeta", "-"],

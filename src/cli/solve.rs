@@ -156,6 +156,10 @@ pub struct SolveArgs {
     /// network.
     #[arg(long, default_value_t = 4)]
     pub net_depth: usize,
+    /// `--net-mode hybrid`: weight of the network's log-prior in the move order against the
+    /// static score's 1 (0: the static order alone).
+    #[arg(long, default_value_t = 1.0)]
+    pub net_weight: f32,
     /// Focused DFPN with `--net-mode paper`: evaluate all children of an expanded node in
     /// one network batch (`auto`: on with a GPU backend, off on the CPU).
     #[arg(long, value_enum, default_value = "auto")]
@@ -382,6 +386,10 @@ pub fn run(args: SolveArgs) -> i32 {
         eprintln!("pcn solve: --root-pn must be 0..=100");
         return EXIT_USAGE;
     }
+    if !(0.0..=10.0).contains(&args.net_weight) {
+        eprintln!("pcn solve: --net-weight must be 0..=10");
+        return EXIT_USAGE;
+    }
     // What the chosen solver uses, for the warnings below (`auto` differs per game, so it
     // is checked per game when the solver is built).
     let spec = match choice {
@@ -427,6 +435,7 @@ pub fn run(args: SolveArgs) -> i32 {
         dfpn: DfpnOptions {
             net_mode: args.net_mode,
             net_depth: args.net_depth,
+            net_weight: args.net_weight,
             net_children_batch: children_batch,
             ..DfpnOptions::default()
         },

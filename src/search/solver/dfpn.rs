@@ -51,6 +51,9 @@ pub struct DfpnOptions {
     /// [`NetMode::Hybrid`]: nodes fewer than this many plies below the root consult the
     /// network (0: none does).
     pub net_depth: usize,
+    /// [`NetMode::Hybrid`]: weight of the network's log-prior in the ordering key, against
+    /// the static score's weight of 1 (1: the two count alike; 0: the static order alone).
+    pub net_weight: f32,
     /// Focused DFPN with a network outside [`NetMode::Hybrid`]: when a node is expanded,
     /// evaluate all its children in one batch (they are then in the heuristic's cache
     /// when expanded). Pays off where a batch costs about what one position does (a GPU);
@@ -67,6 +70,7 @@ impl Default for DfpnOptions {
             mobility: true,
             net_mode: NetMode::default(),
             net_depth: 4,
+            net_weight: 1.0,
             net_children_batch: false,
         }
     }
@@ -82,6 +86,12 @@ impl DfpnOptions {
             return Err(SolverError::BadOption(format!(
                 "focus ratio {}",
                 self.focus_ratio
+            )));
+        }
+        if !(self.net_weight >= 0.0 && self.net_weight <= 10.0) {
+            return Err(SolverError::BadOption(format!(
+                "net weight {}",
+                self.net_weight
             )));
         }
         Ok(())
@@ -299,6 +309,7 @@ impl<G: SolverGame> Dfpn<G> {
         // scores also count 20 points per factor e), so captures and atari saves keep their
         // weight where the network is unsure.
         let blend = self.hybrid;
+        let net_weight = self.opts.net_weight;
         if hints {
             if !have_priors || blend {
                 g.order_scores(&moves, &mut self.scores);
@@ -322,7 +333,8 @@ impl<G: SolverGame> Dfpn<G> {
                 // One ordering key on the static score's scale: the heuristic's prior (20
                 // points per factor e) or the static score, plus the history bonus.
                 let base = if have_priors && blend {
-                    20.0 * prior.max(1e-9).ln() + self.scores.get(i).copied().unwrap_or(0) as f32
+                    net_weight * 20.0 * prior.max(1e-9).ln()
+                        + self.scores.get(i).copied().unwrap_or(0) as f32
                 } else if have_priors {
                     20.0 * prior.max(1e-9).ln()
                 } else {
