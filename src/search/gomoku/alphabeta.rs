@@ -35,8 +35,10 @@ pub const WIN: i32 = 1_000_000;
 pub const WIN_THRESHOLD: i32 = WIN - 10_000;
 /// Deepest ply the search ever reaches (forced sequences extend past the nominal depth).
 const MAX_PLY: usize = 120;
-/// Node cap of the VCF at the leaves (see `AlphaBeta::leaf_vcf`).
-const LEAF_VCF_NODES: u64 = 200;
+/// Node cap of the VCF at the leaves (see `AlphaBeta::leaf_vcf`). The leaf VCFs hold most of
+/// the tree's nodes; wins that need more than this many threat nodes are rare at a leaf and
+/// are found at the root or a ply later (`examples/player_tree.rs` measures both).
+const LEAF_VCF_NODES: u64 = 30;
 /// Attacker moves of the VCF at the leaves.
 const LEAF_VCF_DEPTH: u32 = 12;
 /// Entries (log 2) of each table of a helper thread's threat solver (Lazy SMP).
@@ -744,6 +746,59 @@ const NO_CELL: u16 = u16::MAX;
 /// helper threads; see `AlphaBeta::marks_unproven`).
 const UNPROVEN: u8 = 0x80;
 
+/// Where a search's nodes went: plain counters, kept by every search (the increments cost
+/// nothing measurable) and read by `examples/player_tree.rs` to see the shape of the tree.
+/// Counts are of this thread only and start at zero with each [`Searcher::search`].
+#[derive(Clone, Debug, Default)]
+pub struct TreeStats {
+    /// Interior nodes: `negamax` calls that searched moves (depth left, or a forced reply).
+    pub interior: u64,
+    /// Leaves: `negamax` calls at depth 0 that returned the evaluation or a leaf VCF.
+    pub leaves: u64,
+    /// Leaves where the leaf VCF ran (the side to move had a four).
+    pub leaf_vcf_runs: u64,
+    /// Nodes of the leaf VCFs (counted in the search's nodes too).
+    pub leaf_vcf_nodes: u64,
+    /// Leaf VCFs that found a win.
+    pub leaf_vcf_wins: u64,
+    /// Nodes of the root's threat searches (own VCF and VCT, the opponent's VCF).
+    pub root_threat_nodes: u64,
+    /// Table probes at `negamax` nodes, and how many found the position.
+    pub tt_probes: u64,
+    /// Probes that found the position.
+    pub tt_hits: u64,
+    /// Probes whose entry ended the node (deep enough and a usable bound).
+    pub tt_cuts: u64,
+    /// Interior nodes that failed high (a move reached beta).
+    pub cuts: u64,
+    /// Fail-highs on the first move searched.
+    pub cuts_first: u64,
+    /// Sum over fail-highs of the index of the move that failed high (0 = first).
+    pub cut_index_sum: u64,
+    /// Fail-highs where the table had a move for the node.
+    pub cuts_with_tt_move: u64,
+    /// Null-window searches of a later move that beat alpha and were searched again with
+    /// the full window (PVS re-searches).
+    pub pvs_researches: u64,
+    /// Reduced searches (late-move reductions) that beat alpha and were searched again.
+    pub lmr_researches: u64,
+    /// Reduced searches.
+    pub lmr_searches: u64,
+    /// Interior nodes with a forced reply (the opponent makes five): searched at the
+    /// parent's depth (the extension of the threat lines).
+    pub forced: u64,
+    /// Interior nodes that defend against an open-four threat (all defences searched).
+    pub defend: u64,
+    /// Interior quiet nodes.
+    pub quiet: u64,
+    /// Quiet nodes whose candidates were cut to the width.
+    pub truncated: u64,
+    /// Reverse-futility cuts.
+    pub rfp_cuts: u64,
+    /// Moves skipped by futility pruning.
+    pub futility_skips: u64,
+}
+
 /// The main player. See the module docs.
 pub struct AlphaBeta {
     /// The transposition table, shared with the helper threads.
@@ -778,6 +833,8 @@ pub struct AlphaBeta {
     /// Per ply of the current search, the region that holds every candidate point (the
     /// root's from its stones, each child's widened by the move that leads to it).
     regions: Vec<Region>,
+    /// Where the last search's nodes went (this thread's).
+    stats: TreeStats,
 }
 
 impl Default for AlphaBeta {
@@ -837,7 +894,13 @@ impl AlphaBeta {
             defending: false,
             leaf_vcf_nodes: LEAF_VCF_NODES,
             regions: Vec::new(),
+            stats: TreeStats::default(),
         }
+    }
+
+    /// Where the last search's nodes went (the main thread's share).
+    pub fn tree_stats(&self) -> &TreeStats {
+        &self.stats
     }
 
     fn ensure_tt(&mut self) {
@@ -935,7 +998,9 @@ impl AlphaBeta {
         }
         let key = g.hash();
         let mut tt_cell = NO_CELL;
+        self.stats.tt_probes += 1;
         if let Some(e) = self.tt_probe(key) {
+            self.stats.tt_hits += 1;
             tt_cell = e.mv;
             if e.depth as i32 >= depth {
                 let s = mate_from_tt(e.score, ply);
@@ -946,6 +1011,7 @@ impl AlphaBeta {
                     _ => false,
                 };
                 if cut {
+                    self.stats.tt_cuts += 1;
                     if e.flag & UNPROVEN != 0 {
                         self.unsound = true;
                     }
@@ -975,9 +1041,11 @@ impl AlphaBeta {
             Tactic::MustBlock(_) => {
                 // Forced replies do not use depth: threat sequences are read to their end.
                 child_depth = depth;
+                self.stats.forced += 1;
             }
             Tactic::Defend | Tactic::Quiet => {
                 if depth <= 0 || ply >= MAX_PLY {
+                    self.stats.leaves += 1;
                     let vcf = self.leaf_vcf(g, budget, my_four, ply);
                     self.stack[ply] = cands;
                     return vcf.unwrap_or_else(|| static_eval(sum_me, sum_opp));
@@ -993,6 +1061,12 @@ impl AlphaBeta {
             return static_eval(sum_me, sum_opp);
         }
         let quiet = matches!(tactic, Tactic::Quiet);
+        self.stats.interior += 1;
+        if quiet {
+            self.stats.quiet += 1;
+        } else if matches!(tactic, Tactic::Defend) {
+            self.stats.defend += 1;
+        }
         // The tuned evaluation; a leaf returns `static_eval` of it, 1.5 times as much, so
         // the futility margins below are in the same units as the leaves' scores / 1.5.
         let eval = sum_me;
@@ -1003,6 +1077,7 @@ impl AlphaBeta {
             && beta0.abs() < WIN_THRESHOLD
             && eval - RFP_MARGIN * depth >= beta0
         {
+            self.stats.rfp_cuts += 1;
             self.stack[ply] = cands;
             return eval;
         }
@@ -1014,6 +1089,7 @@ impl AlphaBeta {
         self.order(&mut cands, tt_cell, keep);
         let mut truncated = quiet && cands.len() > self.width;
         if truncated {
+            self.stats.truncated += 1;
             cands.truncate(self.width);
         }
         let mut best = -WIN;
@@ -1021,6 +1097,7 @@ impl AlphaBeta {
         let mut flag = UPPER;
         for (i, c) in cands.iter().enumerate() {
             if futile && i > 0 && !c.tactical {
+                self.stats.futility_skips += 1;
                 truncated = true;
                 continue;
             }
@@ -1044,10 +1121,15 @@ impl AlphaBeta {
                         };
                         let mut s =
                             -self.negamax(g, budget, child_depth - r, -alpha - 1, -alpha, ply + 1);
+                        if r > 0 {
+                            self.stats.lmr_searches += 1;
+                        }
                         if r > 0 && s > alpha && !self.aborted {
+                            self.stats.lmr_researches += 1;
                             s = -self.negamax(g, budget, child_depth, -alpha - 1, -alpha, ply + 1);
                         }
                         if s > alpha && s < beta0 && !self.aborted {
+                            self.stats.pvs_researches += 1;
                             -self.negamax(g, budget, child_depth, -beta0, -alpha, ply + 1)
                         } else {
                             s
@@ -1068,6 +1150,10 @@ impl AlphaBeta {
                     flag = EXACT;
                     if score >= beta0 {
                         flag = LOWER;
+                        self.stats.cuts += 1;
+                        self.stats.cuts_first += u64::from(i == 0);
+                        self.stats.cut_index_sum += i as u64;
+                        self.stats.cuts_with_tt_move += u64::from(tt_cell != NO_CELL);
                         if let Some(hv) = self.history.get_mut(c.cell) {
                             *hv += depth.max(1) * depth.max(1);
                         }
@@ -1107,6 +1193,9 @@ impl AlphaBeta {
         let mut sub = budget.sub(self.leaf_vcf_nodes);
         let line = self.threats.vcf(g, &mut sub, LEAF_VCF_DEPTH);
         budget.nodes += sub.nodes;
+        self.stats.leaf_vcf_runs += 1;
+        self.stats.leaf_vcf_nodes += sub.nodes;
+        self.stats.leaf_vcf_wins += u64::from(line.is_some());
         line.map(|l| WIN - ply as i32 - l.len() as i32)
     }
 
@@ -1359,6 +1448,7 @@ impl Searcher<Gomoku> for AlphaBeta {
         let mut g = game.clone();
         let me = g.to_move();
         self.aborted = false;
+        self.stats = TreeStats::default();
         self.helper_nodes = 0;
         self.ensure_tt();
         let cells = g.cell_range().end;
@@ -1434,8 +1524,10 @@ impl Searcher<Gomoku> for AlphaBeta {
                 ..SearchResult::default()
             };
         }
-        if let Some(r) = self.root_threats(&mut g, limits, stop, &mut budget, &mut moves, on_event)
-        {
+        let before_threats = budget.nodes;
+        let threats = self.root_threats(&mut g, limits, stop, &mut budget, &mut moves, on_event);
+        self.stats.root_threat_nodes = budget.nodes - before_threats;
+        if let Some(r) = threats {
             return r;
         }
         self.order(&mut moves, NO_CELL, usize::MAX);
