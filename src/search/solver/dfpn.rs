@@ -21,7 +21,7 @@
 //! key with the points made illegal by superko); [`Solver::proof_tree`] replays the real game,
 //! so an unsound reuse shows up as a failed proof build rather than a wrong tree.
 
-use std::sync::atomic::{AtomicBool, Ordering as AtomicOrdering};
+use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
 use super::proof::{self, satisfies, ProofOracle};
@@ -728,21 +728,13 @@ impl<G: SolverGame> Solver<G> for Dfpn<G> {
     fn proof_tree_until(&mut self, stop: &AtomicBool) -> Option<ProofTree> {
         let (root, prover, result) = self.last.clone()?;
         let mut know = KnowledgeState::new(self.common.knowledge.clone());
-        for scale in proof::BUDGET_SCALES {
-            let nodes = self.common.proof_search_nodes.saturating_mul(scale);
+        let (search_nodes, max_nodes) =
+            (self.common.proof_search_nodes, self.common.proof_max_nodes);
+        proof::with_growing_budgets(search_nodes, max_nodes, stop, |nodes, build| {
             let limits = Limits::nodes(nodes);
-            let build = proof::BuildLimits {
-                max_nodes: self.common.proof_max_nodes,
-                know_nodes: nodes,
-                stop,
-            };
             let mut oracle = DfpnOracle::new(self, Budget::new(&limits, stop));
-            let tree = proof::build(&root, prover, result, &mut oracle, &mut know, build);
-            if tree.is_some() || stop.load(AtomicOrdering::Relaxed) {
-                return tree;
-            }
-        }
-        None
+            proof::build(&root, prover, result, &mut oracle, &mut know, build)
+        })
     }
 
     fn clear(&mut self) {

@@ -128,10 +128,33 @@ impl<G: SolverGame> Builder<'_, G> {
 
 /// The budgets of a proof build's attempts, as multiples of
 /// [`super::CommonOptions::proof_search_nodes`]. A small budget first: a re-search that fails
-/// sends the build back to a threat win higher up, which usually gives a much smaller tree
-/// (a Gomoku proof measured 2.8 M nodes this way and 12.1 M with a ten times larger first
-/// budget); a larger one when that fails (some proofs need a long re-search).
+/// sends the build back to a threat win higher up, which usually gives a much smaller tree;
+/// a larger one when that fails (some proofs need a long re-search).
 pub(crate) const BUDGET_SCALES: [u64; 2] = [1, 10];
+
+/// Runs `attempt` with each budget of [`BUDGET_SCALES`] in turn (`search_nodes` times the
+/// scale, for the attempt's re-searches and its threat searches alike) until one builds the
+/// tree or `stop` is set.
+pub(crate) fn with_growing_budgets(
+    search_nodes: u64,
+    max_nodes: usize,
+    stop: &AtomicBool,
+    mut attempt: impl FnMut(u64, BuildLimits<'_>) -> Option<ProofTree>,
+) -> Option<ProofTree> {
+    for scale in BUDGET_SCALES {
+        let nodes = search_nodes.saturating_mul(scale);
+        let limits = BuildLimits {
+            max_nodes,
+            know_nodes: nodes,
+            stop,
+        };
+        let tree = attempt(nodes, limits);
+        if tree.is_some() || stop.load(Ordering::Relaxed) {
+            return tree;
+        }
+    }
+    None
+}
 
 /// What bounds one proof build.
 pub(crate) struct BuildLimits<'a> {

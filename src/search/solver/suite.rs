@@ -10,7 +10,7 @@
 //! oracle that reads this table and, for positions it lost, re-searches with plain DFPN
 //! through the public registry (so this module does not depend on DFPN internals).
 
-use std::sync::atomic::{AtomicBool, Ordering as AtomicOrdering};
+use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
 use super::proof::{self, satisfies, ProofOracle};
@@ -252,25 +252,17 @@ impl<G: SolverGame> Common<G> {
             &mut self.know,
             KnowledgeState::new(self.opts.knowledge.clone()),
         );
-        let mut tree = None;
-        for scale in proof::BUDGET_SCALES {
-            let nodes = self.opts.proof_search_nodes.saturating_mul(scale);
+        let (search_nodes, max_nodes) = (self.opts.proof_search_nodes, self.opts.proof_max_nodes);
+        let common = &*self;
+        let tree = proof::with_growing_budgets(search_nodes, max_nodes, stop, |nodes, build| {
             let mut oracle = SuiteOracle {
-                common: self,
+                common,
                 fallback: None,
                 left: nodes,
                 stop,
             };
-            let build = proof::BuildLimits {
-                max_nodes: oracle.common.opts.proof_max_nodes,
-                know_nodes: nodes,
-                stop,
-            };
-            tree = proof::build(&root, prover, result, &mut oracle, &mut know, build);
-            if tree.is_some() || stop.load(AtomicOrdering::Relaxed) {
-                break;
-            }
-        }
+            proof::build(&root, prover, result, &mut oracle, &mut know, build)
+        });
         self.know = know;
         tree
     }

@@ -45,7 +45,7 @@ mod phases;
 mod tree;
 mod worker;
 
-use std::sync::atomic::{AtomicBool, Ordering as AtomicOrdering};
+use std::sync::atomic::AtomicBool;
 use std::sync::Mutex;
 
 use super::dfpn::{Dfpn, DfpnOracle};
@@ -451,14 +451,10 @@ impl<G: SolverGame> Solver<G> for Mcts<G> {
             Ok(t) => t,
             Err(p) => p.into_inner(),
         };
-        for scale in proof::BUDGET_SCALES {
-            let nodes = self.common.proof_search_nodes.saturating_mul(scale);
+        let (search_nodes, max_nodes) =
+            (self.common.proof_search_nodes, self.common.proof_max_nodes);
+        proof::with_growing_budgets(search_nodes, max_nodes, stop, |nodes, build| {
             let limits = Limits::nodes(nodes);
-            let build = proof::BuildLimits {
-                max_nodes: self.common.proof_max_nodes,
-                know_nodes: nodes,
-                stop,
-            };
             let mut oracle = MctsOracle {
                 tt: use_tt.then_some(&t.tt),
                 nodes: &t.nodes,
@@ -466,12 +462,8 @@ impl<G: SolverGame> Solver<G> for Mcts<G> {
                 path: Vec::new(),
                 fallback: DfpnOracle::new(&mut dfpn, Budget::new(&limits, stop)),
             };
-            let tree = proof::build(&root, prover, result, &mut oracle, know, build);
-            if tree.is_some() || stop.load(AtomicOrdering::Relaxed) {
-                return tree;
-            }
-        }
-        None
+            proof::build(&root, prover, result, &mut oracle, know, build)
+        })
     }
 
     fn clear(&mut self) {
