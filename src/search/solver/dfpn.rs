@@ -24,7 +24,7 @@
 use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
-use super::proof::{self, satisfies, ProofOracle};
+use super::proof::{self, satisfies, ProofOracle, ResearchBudget};
 use super::tt::{self, Tt, INF, NO_MOVE};
 use super::{
     Evaluation, GhiMode, Heuristic, KnowledgeState, NetMode, ProofTree, SolveEvent, SolveOutcome,
@@ -730,9 +730,8 @@ impl<G: SolverGame> Solver<G> for Dfpn<G> {
         let mut know = KnowledgeState::new(self.common.knowledge.clone());
         let (search_nodes, max_nodes) =
             (self.common.proof_search_nodes, self.common.proof_max_nodes);
-        proof::with_growing_budgets(search_nodes, max_nodes, stop, |nodes, build| {
-            let limits = Limits::nodes(nodes);
-            let mut oracle = DfpnOracle::new(self, Budget::new(&limits, stop));
+        proof::with_growing_budgets(search_nodes, max_nodes, stop, |research, build| {
+            let mut oracle = DfpnOracle::new(self, research, stop);
             proof::build(&root, prover, result, &mut oracle, &mut know, build)
         })
     }
@@ -756,12 +755,24 @@ impl<G: SolverGame> Solver<G> for Dfpn<G> {
 pub(crate) struct DfpnOracle<'a, 'b, G: SolverGame> {
     dfpn: &'a mut Dfpn<G>,
     budget: Budget<'b>,
+    /// The most one re-search may take of `budget`.
+    per_search: u64,
 }
 
 impl<'a, 'b, G: SolverGame> DfpnOracle<'a, 'b, G> {
-    /// An oracle over `dfpn`'s table with one node budget for all its re-searches.
-    pub(crate) fn new(dfpn: &'a mut Dfpn<G>, budget: Budget<'b>) -> Self {
-        DfpnOracle { dfpn, budget }
+    /// An oracle over `dfpn`'s table with one node budget for all its re-searches
+    /// (`research.total`, the stop flag's), each re-search taking at most
+    /// `research.per_search` of it.
+    pub(crate) fn new(
+        dfpn: &'a mut Dfpn<G>,
+        research: ResearchBudget,
+        stop: &'b AtomicBool,
+    ) -> Self {
+        DfpnOracle {
+            dfpn,
+            budget: Budget::new(&Limits::nodes(research.total), stop),
+            per_search: research.per_search,
+        }
     }
 
     fn find(&mut self, g: &mut G, prover: Color, result: SolveResult) -> Option<Move> {
@@ -819,8 +830,9 @@ impl<G: SolverGame> ProofOracle<G> for DfpnOracle<'_, '_, G> {
         }
         // Re-search this node; its children's numbers land in the table.
         let mut sink = |_: &SolveEvent| {};
+        let mut budget = self.budget.sub(self.per_search);
         let mut ctx = Ctx {
-            budget: &mut self.budget,
+            budget: &mut budget,
             prover,
             on_event: &mut sink,
             last_report: Instant::now(),
@@ -832,6 +844,7 @@ impl<G: SolverGame> ProofOracle<G> for DfpnOracle<'_, '_, G> {
             (pn, dn) = self.dfpn.mid(g, INF, INF, 0, &mut ctx);
         }
         self.dfpn.know_in_budget = false;
+        self.budget.nodes += budget.nodes;
         let solved = match result {
             SolveResult::Win => pn == 0,
             _ => dn == 0,

@@ -32,7 +32,7 @@ pub struct CommonOptions {
     pub playout_plies: usize,
     /// Node budget of the re-searches (and, separately, of the threat searches) that the first
     /// attempt of [`super::Solver::proof_tree`] may spend; a failed first attempt is retried
-    /// with larger budgets (`proof::BUDGET_SCALES`).
+    /// with larger budgets (`proof::ATTEMPTS`).
     pub proof_search_nodes: u64,
     /// Largest proof tree [`super::Solver::proof_tree`] builds (nodes); larger gives `None`.
     pub proof_max_nodes: usize,

@@ -126,29 +126,67 @@ impl<G: SolverGame> Builder<'_, G> {
     }
 }
 
-/// The budgets of a proof build's attempts, as multiples of
-/// [`super::CommonOptions::proof_search_nodes`]. A small budget first: a re-search that fails
-/// sends the build back to a threat win higher up, which usually gives a much smaller tree;
-/// a larger one when that fails (some proofs need a long re-search).
-pub(crate) const BUDGET_SCALES: [u64; 2] = [1, 10];
+/// The attempts of a proof build, in order: each one's node budget as a multiple of
+/// [`super::CommonOptions::proof_search_nodes`], and how many parts of it one re-search may
+/// take at most.
+///
+/// A small budget first: a re-search that fails sends the build back to a threat win higher
+/// up, which usually gives a much smaller tree; a larger one when that fails (some proofs
+/// need a long re-search). Capping each re-search at a part of the budget keeps the first
+/// hard node from spending it all: with the whole budget for one re-search, every later
+/// re-search (those that would find another move higher up) fails at once. The last
+/// attempt lets one re-search take everything, for the proofs that need one very long one.
+pub(crate) const ATTEMPTS: [Attempt; 3] = [
+    Attempt { scale: 1, parts: 4 },
+    Attempt {
+        scale: 10,
+        parts: 4,
+    },
+    Attempt {
+        scale: 10,
+        parts: 1,
+    },
+];
 
-/// Runs `attempt` with each budget of [`BUDGET_SCALES`] in turn (`search_nodes` times the
+/// One attempt of a proof build (see [`ATTEMPTS`]).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Attempt {
+    /// The attempt's node budget, in units of the proof search budget.
+    pub scale: u64,
+    /// One re-search takes at most 1 / `parts` of the attempt's budget.
+    pub parts: u64,
+}
+
+/// The re-search nodes of one attempt.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ResearchBudget {
+    /// For all re-searches of the attempt together.
+    pub total: u64,
+    /// For one re-search.
+    pub per_search: u64,
+}
+
+/// Runs `attempt` with each budget of [`ATTEMPTS`] in turn (`search_nodes` times the
 /// scale, for the attempt's re-searches and its threat searches alike) until one builds the
 /// tree or `stop` is set.
 pub(crate) fn with_growing_budgets(
     search_nodes: u64,
     max_nodes: usize,
     stop: &AtomicBool,
-    mut attempt: impl FnMut(u64, BuildLimits<'_>) -> Option<ProofTree>,
+    mut attempt: impl FnMut(ResearchBudget, BuildLimits<'_>) -> Option<ProofTree>,
 ) -> Option<ProofTree> {
-    for scale in BUDGET_SCALES {
-        let nodes = search_nodes.saturating_mul(scale);
+    for a in ATTEMPTS {
+        let total = search_nodes.saturating_mul(a.scale);
         let limits = BuildLimits {
             max_nodes,
-            know_nodes: nodes,
+            know_nodes: total,
             stop,
         };
-        let tree = attempt(nodes, limits);
+        let research = ResearchBudget {
+            total,
+            per_search: (total / a.parts.max(1)).max(1),
+        };
+        let tree = attempt(research, limits);
         if tree.is_some() || stop.load(Ordering::Relaxed) {
             return tree;
         }
@@ -205,4 +243,42 @@ pub(crate) fn build<G: SolverGame>(
         result,
         nodes: b.nodes,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(stop: &AtomicBool, succeed_at: Option<usize>) -> Vec<(u64, u64, u64)> {
+        let mut seen = Vec::new();
+        let tree = with_growing_budgets(1000, 50, stop, |r, b| {
+            assert_eq!(b.max_nodes, 50);
+            seen.push((r.total, r.per_search, b.know_nodes));
+            (Some(seen.len()) == succeed_at).then(|| ProofTree {
+                prover: Color::Black,
+                result: SolveResult::Win,
+                nodes: Vec::new(),
+            })
+        });
+        assert_eq!(tree.is_some(), succeed_at.is_some());
+        seen
+    }
+
+    #[test]
+    fn attempts_grow_and_cap_one_research_until_the_last() {
+        let go = AtomicBool::new(false);
+        // All fail: 1x with a quarter per re-search, 10x with a quarter, 10x uncapped.
+        assert_eq!(
+            record(&go, None),
+            vec![
+                (1000, 250, 1000),
+                (10_000, 2500, 10_000),
+                (10_000, 10_000, 10_000)
+            ]
+        );
+        // The first tree ends the build.
+        assert_eq!(record(&go, Some(2)).len(), 2);
+        // A stop ends it after the attempt that saw it.
+        assert_eq!(record(&AtomicBool::new(true), None).len(), 1);
+    }
 }

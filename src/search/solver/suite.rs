@@ -254,11 +254,12 @@ impl<G: SolverGame> Common<G> {
         );
         let (search_nodes, max_nodes) = (self.opts.proof_search_nodes, self.opts.proof_max_nodes);
         let common = &*self;
-        let tree = proof::with_growing_budgets(search_nodes, max_nodes, stop, |nodes, build| {
+        let tree = proof::with_growing_budgets(search_nodes, max_nodes, stop, |research, build| {
             let mut oracle = SuiteOracle {
                 common,
                 fallback: None,
-                left: nodes,
+                left: research.total,
+                per_search: research.per_search,
                 stop,
             };
             proof::build(&root, prover, result, &mut oracle, &mut know, build)
@@ -440,7 +441,10 @@ pub fn decisive_child(
 struct SuiteOracle<'a, G: SolverGame> {
     common: &'a Common<G>,
     fallback: Option<Box<dyn Solver<G>>>,
+    /// Re-search nodes left to the build.
     left: u64,
+    /// The most one re-search may take.
+    per_search: u64,
     /// The build's stop flag, also its re-searches'.
     stop: &'a AtomicBool,
 }
@@ -462,7 +466,13 @@ impl<G: SolverGame> SuiteOracle<'_, G> {
         let Some(s) = self.fallback.as_mut() else {
             return (SolveResult::Unknown, None);
         };
-        let out = s.solve(g, prover, &Limits::nodes(self.left), self.stop, &mut |_| {});
+        let out = s.solve(
+            g,
+            prover,
+            &Limits::nodes(self.left.min(self.per_search)),
+            self.stop,
+            &mut |_| {},
+        );
         self.left = self.left.saturating_sub(out.stats.nodes.max(1));
         (out.result, out.best)
     }

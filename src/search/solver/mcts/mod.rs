@@ -453,14 +453,13 @@ impl<G: SolverGame> Solver<G> for Mcts<G> {
         };
         let (search_nodes, max_nodes) =
             (self.common.proof_search_nodes, self.common.proof_max_nodes);
-        proof::with_growing_budgets(search_nodes, max_nodes, stop, |nodes, build| {
-            let limits = Limits::nodes(nodes);
+        proof::with_growing_budgets(search_nodes, max_nodes, stop, |research, build| {
             let mut oracle = MctsOracle {
                 tt: use_tt.then_some(&t.tt),
                 nodes: &t.nodes,
                 root_ply: root.ply(),
                 path: Vec::new(),
-                fallback: DfpnOracle::new(&mut dfpn, Budget::new(&limits, stop)),
+                fallback: DfpnOracle::new(&mut dfpn, research, stop),
             };
             proof::build(&root, prover, result, &mut oracle, know, build)
         })
