@@ -457,3 +457,43 @@ fn about_and_end_during_a_default_player_search() {
     // The reported case: the default player, BEGIN answered, then TURN starts a search.
     about_then_end_during_search("pcn", true);
 }
+
+/// Peak resident memory of a process in bytes (Linux `/proc`), `None` elsewhere.
+fn peak_rss(pid: u32) -> Option<u64> {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let l = s.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: u64 = l.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+/// `INFO max_memory` caps the whole brain (Gomocup's rule), not only its tables: a few
+/// searched moves stay under it, for the default player and a solver player, including the
+/// memory the brain holds from its start (before `max_memory` arrives).
+#[test]
+fn max_memory_bounds_the_whole_process() {
+    if peak_rss(std::process::id()).is_none() {
+        println!("NOTICE: no /proc/<pid>/status here: peak memory not checked");
+        return;
+    }
+    for (player, cap_mb) in [("pcn", 64u64), ("solver", 80)] {
+        let mut b = Brain::spawn(&["--player", player, "--net", "none", "gomocup"]);
+        b.send("START 15");
+        assert_eq!(b.expect(Duration::from_secs(5)).0, "OK");
+        b.send(&format!("INFO max_memory {}", cap_mb << 20));
+        b.send("INFO timeout_turn 1500");
+        b.send("BEGIN");
+        assert!(is_point(&b.expect(Duration::from_secs(10)).0, 15));
+        for mv in ["7,8", "8,9", "6,6"] {
+            b.send(&format!("TURN {mv}"));
+            assert!(is_point(&b.expect(Duration::from_secs(10)).0, 15));
+        }
+        let peak = peak_rss(b.child.id()).expect("peak RSS");
+        assert!(
+            peak <= cap_mb << 20,
+            "{player}: peak RSS {} MB over max_memory {cap_mb} MB",
+            peak >> 20
+        );
+        b.send("END");
+        assert!(b.close().success());
+    }
+}

@@ -179,11 +179,17 @@ fn init_logging(level: Option<log::LevelFilter>) {
     let _ = b.try_init();
 }
 
-fn gomocup_options(c: &EngineConfig) -> gomocup::Options {
+fn gomocup_options(c: &EngineConfig, player: &str) -> gomocup::Options {
     gomocup::Options {
         nodes: c.nodes,
         memory_bytes: c.memory_bytes,
         memory_given: c.memory_given,
+        reserve_bytes: crate::search::PROCESS_RESERVE_BYTES,
+        reserve_per_thread: if player.to_ascii_lowercase().starts_with("solver") {
+            crate::search::SOLVER_RESERVE_PER_THREAD
+        } else {
+            crate::search::PROCESS_RESERVE_PER_THREAD
+        },
         threads: Some(c.threads),
     }
 }
@@ -221,7 +227,13 @@ fn run_gomocup(
         );
     }
     let stdout = std::io::stdout();
-    gomocup::run(input, prefix, stdout.lock(), player, gomocup_options(&c))
+    gomocup::run(
+        input,
+        prefix,
+        stdout.lock(),
+        player,
+        gomocup_options(&c, &g.player),
+    )
 }
 
 fn seconds(name: &str, s: f64) -> Result<std::time::Duration, String> {

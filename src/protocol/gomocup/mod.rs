@@ -48,17 +48,34 @@ pub struct Options {
     /// `memory_bytes` came from `--memory`: `INFO max_memory` may only lower it (otherwise
     /// `INFO max_memory` replaces it).
     pub memory_given: bool,
+    /// What the process needs besides the search tables (code, threat-search and evaluation
+    /// tables, stacks), `reserve_bytes` plus `reserve_per_thread` for each search thread:
+    /// `INFO max_memory` caps the whole brain, so the tables get it less this.
+    pub reserve_bytes: usize,
+    /// See `reserve_bytes`.
+    pub reserve_per_thread: usize,
     /// Threads from `--threads` (replaced by `INFO thread_num`).
     pub threads: Option<usize>,
 }
 
 impl Options {
-    /// The table memory after `INFO max_memory` `bytes`: it replaces the default, only
-    /// lowers a `--memory` budget, and 0 (no limit) or a negative value leaves the budget.
-    pub fn memory_after_info(&self, bytes: i64) -> usize {
+    /// The table memory after `INFO max_memory` `bytes` (the whole brain's cap) with
+    /// `threads` search threads: that less the reserve ([`Options::reserve_bytes`]), at
+    /// least 1 MiB; it replaces the default, only lowers a `--memory` budget, and 0 (no
+    /// limit) or a negative value leaves the budget.
+    pub fn memory_after_info(&self, bytes: i64, threads: usize) -> usize {
         match usize::try_from(bytes).ok().filter(|&b| b > 0) {
-            Some(b) if self.memory_given => b.min(self.memory_bytes),
-            Some(b) => b,
+            Some(b) => {
+                let reserve = self
+                    .reserve_bytes
+                    .saturating_add(self.reserve_per_thread.saturating_mul(threads.max(1)));
+                let tables = b.saturating_sub(reserve).max(1 << 20);
+                if self.memory_given {
+                    tables.min(self.memory_bytes)
+                } else {
+                    tables
+                }
+            }
             None => self.memory_bytes,
         }
     }
@@ -70,6 +87,8 @@ impl Default for Options {
             nodes: None,
             memory_bytes: crate::search::DEFAULT_MEMORY_BYTES,
             memory_given: false,
+            reserve_bytes: crate::search::PROCESS_RESERVE_BYTES,
+            reserve_per_thread: crate::search::PROCESS_RESERVE_PER_THREAD,
             threads: None,
         }
     }
@@ -195,6 +214,10 @@ struct Session<W: Write> {
     tc: TimeControl,
     max_node: Option<u64>,
     max_depth: Option<u32>,
+    /// The last `INFO max_memory` (applied again when `INFO thread_num` changes the reserve).
+    max_memory: Option<i64>,
+    /// Search threads now (`--threads`, then `INFO thread_num`).
+    threads: usize,
     block: Option<Block>,
     pending: Option<Pending>,
     /// Lines that arrived during a search, to run after its reply.
@@ -219,6 +242,7 @@ pub fn run<W: Write>(
     if let Some(t) = opts.threads {
         engine.set_threads(t);
     }
+    let threads = opts.threads.unwrap_or(1).max(1);
     let mut s = Session {
         out,
         opts,
@@ -228,6 +252,8 @@ pub fn run<W: Write>(
         tc: TimeControl::default(),
         max_node: None,
         max_depth: None,
+        max_memory: None,
+        threads,
         block: None,
         pending: None,
         deferred: prefix
@@ -589,7 +615,21 @@ impl<W: Write> Session<W> {
             Info::TimeoutMatch(v) => self.tc.match_ms = Some(v.max(0)),
             Info::TimeLeft(v) => self.tc.time_left_ms = Some(v),
             Info::TimeIncrement(v) => self.tc.increment_ms = v.max(0),
-            Info::MaxMemory(v) => self.engine.set_memory(self.opts.memory_after_info(v)),
+            Info::MaxMemory(v) => {
+                let need = self.opts.reserve_bytes
+                    + self.opts.reserve_per_thread * self.threads
+                    + (1 << 20);
+                if usize::try_from(v).is_ok_and(|b| b > 0 && b < need) {
+                    log::warn!(
+                        "max_memory {v} is below what this brain needs with {} thread(s) (about {} MB); using the least it can",
+                        self.threads,
+                        need >> 20
+                    );
+                }
+                self.max_memory = Some(v);
+                self.engine
+                    .set_memory(self.opts.memory_after_info(v, self.threads));
+            }
             Info::GameType(_) | Info::Evaluate(_) | Info::Folder(_) => {}
             Info::Rule(mask) => match Rule::from_gomocup(mask) {
                 Some(r) => self.set_rule(r),
@@ -599,7 +639,15 @@ impl<W: Write> Session<W> {
             Info::MaxDepth(v) => self.max_depth = u32::try_from(v).ok().filter(|&n| n > 0),
             Info::ThreadNum(v) => {
                 if let Ok(n) = usize::try_from(v) {
-                    self.engine.set_threads(n.clamp(1, MAX_THREADS));
+                    let n = n.clamp(1, MAX_THREADS);
+                    self.engine.set_threads(n);
+                    if self.threads != n {
+                        self.threads = n;
+                        // More threads, more per-thread tables: less for the shared ones.
+                        if let Some(m) = self.max_memory {
+                            self.engine.set_memory(self.opts.memory_after_info(m, n));
+                        }
+                    }
                 }
             }
             Info::BadValue(k) => log::warn!("ignoring INFO {k} with a bad value"),
@@ -994,16 +1042,25 @@ mod tests {
     fn max_memory_replaces_the_default_and_lowers_a_given_budget() {
         let default = Options::default();
         assert_eq!(default.memory_bytes, crate::search::DEFAULT_MEMORY_BYTES);
-        assert_eq!(default.memory_after_info(350 << 20), 350 << 20);
-        assert_eq!(default.memory_after_info(0), default.memory_bytes);
+        let r = default.reserve_bytes + default.reserve_per_thread;
+        assert!(default.reserve_bytes > 0);
+        // The whole brain's cap: the tables get it less the reserve.
+        assert_eq!(default.memory_after_info(350 << 20, 1), (350 << 20) - r);
+        assert_eq!(
+            default.memory_after_info(350 << 20, 3),
+            (350 << 20) - r - 2 * default.reserve_per_thread
+        );
+        assert_eq!(default.memory_after_info(0, 1), default.memory_bytes);
+        // Below the reserve the tables keep 1 MiB.
+        assert_eq!(default.memory_after_info(1 << 20, 1), 1 << 20);
         let given = Options {
             memory_bytes: 100 << 20,
             memory_given: true,
             ..Options::default()
         };
-        assert_eq!(given.memory_after_info(350 << 20), 100 << 20);
-        assert_eq!(given.memory_after_info(50 << 20), 50 << 20);
-        assert_eq!(given.memory_after_info(-1), 100 << 20);
+        assert_eq!(given.memory_after_info(350 << 20, 1), 100 << 20);
+        assert_eq!(given.memory_after_info(50 << 20, 1), (50 << 20) - r);
+        assert_eq!(given.memory_after_info(-1, 1), 100 << 20);
     }
 
     /// Runs a script through the protocol in-process and returns stdout.

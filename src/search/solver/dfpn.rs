@@ -172,7 +172,7 @@ impl<G: SolverGame> Dfpn<G> {
         heuristic: Option<Box<dyn Heuristic<G>>>,
     ) -> Self {
         let know = KnowledgeState::new(common.knowledge.clone());
-        let tt = Tt::new(common.tt_bytes());
+        let tt = Tt::lazy(common.tt_bytes());
         let own_heuristic = heuristic
             .as_ref()
             .is_none_or(|h| h.name() == G::default_heuristic(&common).name());
@@ -670,6 +670,7 @@ impl<G: SolverGame> Solver<G> for Dfpn<G> {
         on_event: &mut dyn FnMut(&SolveEvent),
     ) -> SolveOutcome {
         let know_before = self.know.nodes;
+        self.tt.ensure();
         self.history.fill(0);
         let mut g = game.clone();
         self.hist = if self.exact { g.history_root() } else { 0 };
@@ -745,7 +746,7 @@ impl<G: SolverGame> Solver<G> for Dfpn<G> {
 
     fn set_memory(&mut self, bytes: usize) {
         self.common.memory_bytes = bytes;
-        self.tt = Tt::new(self.common.tt_bytes());
+        self.tt = Tt::lazy(self.common.tt_bytes());
         self.last = None;
     }
 }
@@ -768,6 +769,7 @@ impl<'a, 'b, G: SolverGame> DfpnOracle<'a, 'b, G> {
         research: ResearchBudget,
         stop: &'b AtomicBool,
     ) -> Self {
+        dfpn.tt.ensure();
         DfpnOracle {
             dfpn,
             budget: Budget::new(&Limits::nodes(research.total), stop),

@@ -101,7 +101,7 @@ impl<G: SolverGame> Common<G> {
     pub fn new(opts: CommonOptions, tt_bytes: usize) -> Self {
         Common {
             know: KnowledgeState::new(opts.knowledge.clone()),
-            tt: Tt::new(tt_bytes),
+            tt: Tt::lazy(tt_bytes),
             exact: G::HISTORY_SENSITIVE && opts.ghi == GhiMode::Exact,
             last: None,
             know_before: 0,
@@ -234,7 +234,7 @@ impl<G: SolverGame> Common<G> {
     pub fn set_memory(&mut self, bytes: usize, parts: usize) -> usize {
         self.opts.memory_bytes = bytes;
         let share = self.opts.tt_bytes() / parts.max(1);
-        self.tt = Tt::new(share);
+        self.tt = Tt::lazy(share);
         self.last = None;
         share
     }
@@ -327,6 +327,7 @@ pub fn solve_tree<G: SolverGame, S: TreeSearch<G>>(
     on_event: &mut dyn FnMut(&SolveEvent),
 ) -> SolveOutcome {
     let c = s.common_mut();
+    c.tt.ensure();
     c.know_before = c.know.nodes;
     let mut g = game.clone();
     let root_mover = g.to_move();

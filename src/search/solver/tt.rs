@@ -130,6 +130,8 @@ pub struct Tt {
     slots: Vec<Entry>,
     mask: usize,
     used: usize,
+    /// A lazy table's budget (bytes), until [`Tt::ensure`] allocates it.
+    pending: Option<usize>,
 }
 
 impl Tt {
@@ -144,6 +146,26 @@ impl Tt {
             slots: vec![Entry::default(); buckets * WAYS],
             mask: buckets - 1,
             used: 0,
+            pending: None,
+        }
+    }
+
+    /// A one-bucket table that [`Tt::ensure`] grows to `bytes`: solvers are built at start-up
+    /// and reconfigured before their first search (Gomocup's `INFO max_memory` comes after the
+    /// brain starts), so a table allocated at once would hold the default budget's memory
+    /// before the real budget is known.
+    pub fn lazy(bytes: usize) -> Tt {
+        Tt {
+            pending: Some(bytes),
+            ..Tt::new(0)
+        }
+    }
+
+    /// Allocates the budget of a [`Tt::lazy`] table if it has not been yet (a search calls it
+    /// first; a table made by [`Tt::new`] is left as it is).
+    pub fn ensure(&mut self) {
+        if let Some(bytes) = self.pending.take() {
+            *self = Tt::new(bytes);
         }
     }
 

@@ -234,6 +234,7 @@ impl<G: SolverGame> Solver<G> for Mcts<G> {
         on_event: &mut dyn FnMut(&SolveEvent),
     ) -> SolveOutcome {
         let know_before = self.know.nodes;
+        self.tree_mut().tt.ensure();
         let root_mover = game.to_move();
         self.root_mover_good = if root_mover == prover { WIN } else { LOSS };
         self.root_key = tt::key(game, prover);

@@ -119,7 +119,7 @@ impl Tree {
     pub(super) fn new(bytes: usize) -> Tree {
         let half = bytes / 2;
         Tree {
-            tt: Tt::new(half),
+            tt: Tt::lazy(half),
             max_nodes: (half / std::mem::size_of::<Node>()).max(1024),
             nodes: Vec::new(),
             cmin: f32::INFINITY,
