@@ -179,13 +179,13 @@ fn init_logging(level: Option<log::LevelFilter>) {
     let _ = b.try_init();
 }
 
-fn gomocup_options(c: &EngineConfig, player: &str) -> gomocup::Options {
+fn gomocup_options(c: &EngineConfig, solver_player: bool) -> gomocup::Options {
     gomocup::Options {
         nodes: c.nodes,
         memory_bytes: c.memory_bytes,
         memory_given: c.memory_given,
         reserve_bytes: crate::search::PROCESS_RESERVE_BYTES,
-        reserve_per_thread: if player.to_ascii_lowercase().starts_with("solver") {
+        reserve_per_thread: if solver_player {
             crate::search::SOLVER_RESERVE_PER_THREAD
         } else {
             crate::search::PROCESS_RESERVE_PER_THREAD
@@ -220,7 +220,8 @@ fn run_gomocup(
         );
         return 2;
     };
-    if has_net && !g.player.to_ascii_lowercase().starts_with("solver") {
+    let solver_player = g.player.to_ascii_lowercase().starts_with("solver");
+    if has_net && !solver_player {
         log::warn!(
             "--net is used by the solver players only, not by '{}'",
             g.player
@@ -232,7 +233,7 @@ fn run_gomocup(
         prefix,
         stdout.lock(),
         player,
-        gomocup_options(&c, &g.player),
+        gomocup_options(&c, solver_player),
     )
 }
 

@@ -14,16 +14,16 @@ pub mod uct;
 pub const DEFAULT_MEMORY_BYTES: usize = 256 << 20;
 
 /// What a brain process needs besides its search tables (code, evaluation and pattern
-/// tables, I/O): with [`PROCESS_RESERVE_PER_THREAD`] for each search thread, the alpha-beta
-/// players' peak RSS less their table budget was 15-19 MB on 15x15 and 20x20 with one or two
-/// threads (docs/notebook/2026-11-27-brain-memory.md).
+/// tables, I/O), with [`PROCESS_RESERVE_PER_THREAD`] for each search thread: Gomocup's
+/// `max_memory` caps the whole process, so the tables get it less this. Set from the peak
+/// RSS of real brains (docs/notebook/2026-11-27-brain-memory.md).
 pub const PROCESS_RESERVE_BYTES: usize = 20 << 20;
 
 /// The alpha-beta players' own memory per search thread (stacks, threat-search tables).
 pub const PROCESS_RESERVE_PER_THREAD: usize = 4 << 20;
 
-/// The solver players' own memory per search thread: each thread's threat-search tables
-/// (about 40 MB); measured 55 MB over the tables with one thread, 100 MB with two.
+/// The solver players' own memory per search thread: each MCTS thread keeps its own
+/// threat-search tables, whose size does not follow the memory budget.
 pub const SOLVER_RESERVE_PER_THREAD: usize = 44 << 20;
 
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -58,18 +58,24 @@ pub struct Options {
     pub threads: Option<usize>,
 }
 
+/// The least table memory `INFO max_memory` leaves the searcher.
+const MIN_TABLE_BYTES: usize = 1 << 20;
+
 impl Options {
+    /// What the process needs besides the search tables with `threads` search threads.
+    pub fn reserve(&self, threads: usize) -> usize {
+        self.reserve_bytes
+            .saturating_add(self.reserve_per_thread.saturating_mul(threads.max(1)))
+    }
+
     /// The table memory after `INFO max_memory` `bytes` (the whole brain's cap) with
-    /// `threads` search threads: that less the reserve ([`Options::reserve_bytes`]), at
+    /// `threads` search threads: that less the reserve ([`Options::reserve`]), at
     /// least 1 MiB; it replaces the default, only lowers a `--memory` budget, and 0 (no
     /// limit) or a negative value leaves the budget.
     pub fn memory_after_info(&self, bytes: i64, threads: usize) -> usize {
         match usize::try_from(bytes).ok().filter(|&b| b > 0) {
             Some(b) => {
-                let reserve = self
-                    .reserve_bytes
-                    .saturating_add(self.reserve_per_thread.saturating_mul(threads.max(1)));
-                let tables = b.saturating_sub(reserve).max(1 << 20);
+                let tables = b.saturating_sub(self.reserve(threads)).max(MIN_TABLE_BYTES);
                 if self.memory_given {
                     tables.min(self.memory_bytes)
                 } else {
@@ -616,9 +622,7 @@ impl<W: Write> Session<W> {
             Info::TimeLeft(v) => self.tc.time_left_ms = Some(v),
             Info::TimeIncrement(v) => self.tc.increment_ms = v.max(0),
             Info::MaxMemory(v) => {
-                let need = self.opts.reserve_bytes
-                    + self.opts.reserve_per_thread * self.threads
-                    + (1 << 20);
+                let need = self.opts.reserve(self.threads) + MIN_TABLE_BYTES;
                 if usize::try_from(v).is_ok_and(|b| b > 0 && b < need) {
                     log::warn!(
                         "max_memory {v} is below what this brain needs with {} thread(s) (about {} MB); using the least it can",
