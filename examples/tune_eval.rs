@@ -3,28 +3,81 @@
 //! evaluation features of its quiet positions, from the side to move's view.
 //!
 //! ```sh
-//! cargo run --release --example tune_eval -- GAMES.sgf...
+//! cargo run --release --example tune_eval -- [OPTIONS] GAMES.sgf...
 //! # the games behind the shipped weights:
 //! zcat docs/data/eval-tuning-games.sgf.gz > /tmp/games.sgf
 //! cargo run --release --example tune_eval -- /tmp/games.sgf
+//! # 15x15 games only, a later time control counted three times, 1 s games as a test set:
+//! cargo run --release --example tune_eval -- --size 15 gate.sgf --weight 3 slow.sgf \
+//!     --test one-second.sgf
 //! ```
 //!
 //! Input: c-gomoku-cli SGF files (`scripts/gauntlet.sh` writes them), freestyle games
 //! (`RU[0]`) only; the opening stones (comment `opening move`) are skipped. Games whose index
-//! is a multiple of 5 are held out to report the fit on unseen games. Output: the weights as a
+//! is a multiple of 5 are held out to report the fit on unseen games. Options apply to the
+//! files after them:
+//!
+//! - `--weight W`: each position of the following files counts W times in the fit (default 1);
+//! - `--test`: the following files are never fitted, only reported (e.g. games on the test
+//!   openings); `--train` switches back;
+//! - `--size N`: keep only N x N games (all files; default: every size);
+//! - `--extra centre`: two extra features per position (each side's stones near the centre,
+//!   see `centre_score`), to see whether they lower the held-out loss; their weights are
+//!   printed after the array and are not part of the player.
+//!
+//! Output: per file, the held-out loss of the shipped weights and of the fit; the weights as a
 //! Rust array in thousandths of a logit, ready to paste.
 
 use pcn::game::gomoku::{Gomoku, Rule};
 use pcn::game::Game;
-use pcn::search::gomoku::alphabeta::{eval_features, EVAL_FEATURES};
+use pcn::search::gomoku::alphabeta::{eval_features, tuned_eval, EVAL_FEATURES};
 
+/// One position: its features, the game's result from the side to move's view, whether it is
+/// held out, its weight in the fit, the file it came from, and the shipped evaluation's logit.
 struct Sample {
-    f: [f64; EVAL_FEATURES],
+    f: Vec<f64>,
     y: f64,
     test: bool,
+    w: f64,
+    file: usize,
+    test_only: bool,
+    shipped: f64,
 }
 
-fn parse_games(text: &str, samples: &mut Vec<Sample>, games: &mut usize) {
+/// How the positions of one file are used.
+#[derive(Clone, Copy)]
+struct FileUse {
+    weight: f64,
+    test_only: bool,
+}
+
+/// Stones of one colour near the centre, each counted by its closeness: 4 minus its distance
+/// (the larger of the two coordinate distances) from the centre point, at least 0.
+fn centre_score(stones: &[(usize, usize)], size: usize) -> f64 {
+    let c = (size / 2) as isize;
+    stones
+        .iter()
+        .map(|&(x, y)| {
+            let d = (x as isize - c).abs().max((y as isize - c).abs());
+            (4 - d).max(0) as f64
+        })
+        .sum()
+}
+
+/// Parses the games of one file into `samples` and returns their number; `games` numbers the
+/// fitted files' games across files (the held-out rule uses it; test-only files leave it
+/// alone, so that adding one does not move the split of the others).
+#[allow(clippy::too_many_arguments)]
+fn parse_games(
+    text: &str,
+    samples: &mut Vec<Sample>,
+    games: &mut usize,
+    file: usize,
+    usage: FileUse,
+    only_size: Option<usize>,
+    extra: bool,
+) -> usize {
+    let mut parsed = 0;
     for chunk in text.split("(;").skip(1) {
         let prop = |name: &str| -> Option<String> {
             let i = chunk.find(&format!("{name}["))?;
@@ -37,6 +90,9 @@ fn parse_games(text: &str, samples: &mut Vec<Sample>, games: &mut usize) {
         let Some(size) = prop("SZ").and_then(|s| s.parse::<usize>().ok()) else {
             continue;
         };
+        if only_size.is_some_and(|n| n != size) {
+            continue;
+        }
         let winner = match prop("RE").as_deref() {
             Some(r) if r.starts_with('B') => Some(0),
             Some(r) if r.starts_with('W') => Some(1),
@@ -45,8 +101,13 @@ fn parse_games(text: &str, samples: &mut Vec<Sample>, games: &mut usize) {
         let Ok(mut g) = Gomoku::new(size, size, Rule::Freestyle) else {
             continue;
         };
-        let test = (*games).is_multiple_of(5);
-        *games += 1;
+        let test = usage.test_only || (*games).is_multiple_of(5);
+        if !usage.test_only {
+            *games += 1;
+        }
+        parsed += 1;
+        // Stones of each colour so far (for the extra features).
+        let mut stones: [Vec<(usize, usize)>; 2] = [Vec::new(), Vec::new()];
         // Moves: ";B[xy]" or ";W[xy]", each maybe followed by a comment.
         let mut rest = chunk;
         let mut ply = 0usize;
@@ -57,8 +118,8 @@ fn parse_games(text: &str, samples: &mut Vec<Sample>, games: &mut usize) {
                 continue;
             }
             let opening = rest[5..].starts_with("C[opening move]");
-            let x = (b[2] - b'a') as usize;
-            let y = (b[3] - b'a') as usize;
+            let x = (b[2].wrapping_sub(b'a')) as usize;
+            let y = (b[3].wrapping_sub(b'a')) as usize;
             if !opening {
                 if let Some(f) = eval_features(&g) {
                     let stm = ply % 2;
@@ -67,106 +128,234 @@ fn parse_games(text: &str, samples: &mut Vec<Sample>, games: &mut usize) {
                         Some(_) => 0.0,
                         None => 0.5,
                     };
-                    let mut ff = [0.0; EVAL_FEATURES];
-                    for (a, b) in ff.iter_mut().zip(f.iter()) {
-                        *a = *b as f64;
+                    let mut ff: Vec<f64> = f.iter().map(|&a| a as f64).collect();
+                    if extra {
+                        ff.push(centre_score(&stones[stm], size));
+                        ff.push(centre_score(&stones[1 - stm], size));
                     }
-                    samples.push(Sample { f: ff, y: yv, test });
+                    samples.push(Sample {
+                        f: ff,
+                        y: yv,
+                        test,
+                        w: usage.weight,
+                        file,
+                        test_only: usage.test_only,
+                        shipped: tuned_eval(&f) as f64 / 1000.0,
+                    });
                 }
             }
             if x >= size || y >= size || g.play((y * size + x) as u16).is_err() {
                 break;
             }
+            stones[ply % 2].push((x, y));
             ply += 1;
         }
     }
+    parsed
 }
 
 fn sigmoid(z: f64) -> f64 {
     1.0 / (1.0 + (-z).exp())
 }
 
-fn loss(samples: &[Sample], w: &[f64], b: f64, test: bool) -> f64 {
-    let mut s = 0.0;
-    let mut n: f64 = 0.0;
-    for x in samples.iter().filter(|x| x.test == test) {
-        let z: f64 = x.f.iter().zip(w).map(|(a, c)| a * c).sum::<f64>() + b;
-        let p = sigmoid(z).clamp(1e-9, 1.0 - 1e-9);
-        s -= x.y * p.ln() + (1.0 - x.y) * (1.0 - p).ln();
-        n += 1.0;
+/// Log loss of one prediction (logit `z`) against the result `y`.
+fn log_loss(z: f64, y: f64) -> f64 {
+    let p = sigmoid(z).clamp(1e-9, 1.0 - 1e-9);
+    -(y * p.ln() + (1.0 - y) * (1.0 - p).ln())
+}
+
+/// The fitted model's logit for one sample.
+fn logit(x: &Sample, w: &[f64], b: f64) -> f64 {
+    x.f.iter().zip(w).map(|(a, c)| a * c).sum::<f64>() + b
+}
+
+/// Mean (weighted) log loss of the logits `z` over `samples`, and their number.
+fn mean_loss<'a>(
+    samples: impl Iterator<Item = &'a Sample>,
+    z: impl Fn(&Sample) -> f64,
+) -> (f64, usize) {
+    let (mut s, mut n, mut count) = (0.0, 0.0, 0);
+    for x in samples {
+        s += x.w * log_loss(z(x), x.y);
+        n += x.w;
+        count += 1;
     }
-    s / n.max(1.0)
+    (s / f64::max(n, 1e-12), count)
+}
+
+fn usage_exit(msg: &str) -> ! {
+    eprintln!("tune_eval: {msg}");
+    std::process::exit(2);
 }
 
 fn main() {
     let mut samples = Vec::new();
     let mut games = 0;
-    for path in std::env::args().skip(1) {
-        match std::fs::read_to_string(&path) {
-            Ok(t) => parse_games(&t, &mut samples, &mut games),
-            Err(e) => eprintln!("{path}: {e}"),
+    let mut usage = FileUse {
+        weight: 1.0,
+        test_only: false,
+    };
+    let mut only_size = None;
+    let mut extra = false;
+    let mut files = Vec::new();
+    // First pass: --size and --extra apply to every file, so they are read before any file.
+    let all: Vec<String> = std::env::args().skip(1).collect();
+    let mut i = 0;
+    while i < all.len() {
+        match all[i].as_str() {
+            "--size" => {
+                i += 1;
+                only_size = all.get(i).and_then(|s| s.parse::<usize>().ok());
+                if only_size.is_none() {
+                    usage_exit("--size needs a number");
+                }
+            }
+            "--extra" => {
+                i += 1;
+                if all.get(i).map(String::as_str) != Some("centre") {
+                    usage_exit("--extra takes: centre");
+                }
+                extra = true;
+            }
+            _ => {}
         }
+        i += 1;
     }
+    let mut i = 0;
+    while i < all.len() {
+        let a = all[i].as_str();
+        match a {
+            "--size" | "--extra" => i += 1,
+            "--weight" => {
+                i += 1;
+                usage.weight = all
+                    .get(i)
+                    .and_then(|s| s.parse::<f64>().ok())
+                    .filter(|w| *w > 0.0 && w.is_finite())
+                    .unwrap_or_else(|| usage_exit("--weight needs a positive number"));
+            }
+            "--test" => usage.test_only = true,
+            "--train" => usage.test_only = false,
+            path => match std::fs::read_to_string(path) {
+                Ok(t) => {
+                    let before = samples.len();
+                    let n = parse_games(
+                        &t,
+                        &mut samples,
+                        &mut games,
+                        files.len(),
+                        usage,
+                        only_size,
+                        extra,
+                    );
+                    eprintln!(
+                        "{path}: {n} games, {} positions, weight {}{}",
+                        samples.len() - before,
+                        usage.weight,
+                        if usage.test_only { ", test only" } else { "" }
+                    );
+                    files.push(path.to_string());
+                }
+                Err(e) => eprintln!("{path}: {e}"),
+            },
+        }
+        i += 1;
+    }
+    let nf = EVAL_FEATURES + if extra { 2 } else { 0 };
+    let train_w: f64 = samples.iter().filter(|s| !s.test).map(|s| s.w).sum();
     let train = samples.iter().filter(|s| !s.test).count();
     eprintln!(
-        "{games} games, {} positions ({train} training)",
+        "{games} fitted games, {} positions ({train} training)",
         samples.len()
     );
     if train == 0 {
         std::process::exit(2);
     }
-    // Adam on the mean log loss plus a small L2 term.
+    // Adam on the weighted mean log loss plus a small L2 term.
     let l2 = 1e-4;
-    let mut w = vec![0.0; EVAL_FEATURES];
+    let mut w = vec![0.0; nf];
     let mut b = 0.0;
-    let (mut m, mut v) = (vec![0.0; EVAL_FEATURES + 1], vec![0.0; EVAL_FEATURES + 1]);
+    let (mut m, mut v) = (vec![0.0; nf + 1], vec![0.0; nf + 1]);
+    // Only the held-out games of fitted files count as "held-out" (test-only files are
+    // reported apart, per file).
+    let held_out = |x: &&Sample| x.test && !x.test_only;
+    let held = |w: &[f64], b: f64| mean_loss(samples.iter().filter(held_out), |x| logit(x, w, b)).0;
     for step in 1..=4000 {
         // Decaying step size: fast at first, settled at the end.
         let lr = 0.01 * (1.0 - step as f64 / 4400.0);
-        let mut grad = vec![0.0; EVAL_FEATURES + 1];
+        let mut grad = vec![0.0; nf + 1];
         for x in samples.iter().filter(|x| !x.test) {
-            let z: f64 = x.f.iter().zip(&w).map(|(a, c)| a * c).sum::<f64>() + b;
-            let e = sigmoid(z) - x.y;
+            let e = x.w * (sigmoid(logit(x, &w, b)) - x.y);
             for (gi, a) in grad.iter_mut().zip(x.f.iter()) {
                 *gi += e * a;
             }
-            grad[EVAL_FEATURES] += e;
+            grad[nf] += e;
         }
         for (i, gi) in grad.iter_mut().enumerate() {
-            *gi /= train as f64;
-            if i < EVAL_FEATURES {
+            *gi /= train_w;
+            if i < nf {
                 *gi += 2.0 * l2 * w[i];
             }
         }
-        for i in 0..=EVAL_FEATURES {
+        for i in 0..=nf {
             m[i] = 0.9 * m[i] + 0.1 * grad[i];
             v[i] = 0.999 * v[i] + 0.001 * grad[i] * grad[i];
             let mh = m[i] / (1.0 - 0.9f64.powi(step));
             let vh = v[i] / (1.0 - 0.999f64.powi(step));
             let d = lr * mh / (vh.sqrt() + 1e-8);
-            if i < EVAL_FEATURES {
+            if i < nf {
                 w[i] -= d;
             } else {
                 b -= d;
             }
         }
         if step % 1000 == 0 {
+            let tr = mean_loss(samples.iter().filter(|x| !x.test), |x| logit(x, &w, b)).0;
             eprintln!(
-                "step {step}: train loss {:.4}, held-out loss {:.4}",
-                loss(&samples, &w, b, false),
-                loss(&samples, &w, b, true)
+                "step {step}: train loss {tr:.4}, held-out loss {:.4}",
+                held(&w, b)
             );
         }
     }
-    let zero = vec![0.0; EVAL_FEATURES];
+    // The player has no intercept (a constant for the side to move); the shipped weights are
+    // compared with the fit each with its own intercept fitted on the training positions
+    // (Newton's method in one variable), so that the comparison is of the weights.
+    let mut bs = 0.0;
+    for _ in 0..20 {
+        let (mut g1, mut g2) = (0.0, 0.0);
+        for x in samples.iter().filter(|x| !x.test) {
+            let p = sigmoid(x.shipped + bs);
+            g1 += x.w * (p - x.y);
+            g2 += x.w * p * (1.0 - p);
+        }
+        bs -= g1 / g2.max(1e-12);
+    }
+    eprintln!("intercept: fit {b:.3}, shipped weights {bs:.3} (the player has none)");
+    // Per file, unweighted: the held-out positions (every position of a test-only file).
+    eprintln!("held-out log loss per file: constant 0.5 / shipped weights / fit (positions)");
+    for (k, path) in files.iter().enumerate() {
+        let sel = || samples.iter().filter(move |x| x.file == k && x.test);
+        let c = mean_loss(sel(), |_| 0.0);
+        let s = mean_loss(sel(), |x| x.shipped + bs);
+        let f = mean_loss(sel(), |x| logit(x, &w, b));
+        eprintln!("  {path}: {:.4} / {:.4} / {:.4} ({})", c.0, s.0, f.0, c.1);
+    }
+    let all_s = mean_loss(samples.iter().filter(held_out), |x| x.shipped + bs);
+    let all_f = mean_loss(samples.iter().filter(held_out), |x| logit(x, &w, b));
     eprintln!(
-        "constant model: train {:.4}, held-out {:.4}; intercept {b:.3}",
-        loss(&samples, &zero, 0.0, false),
-        loss(&samples, &zero, 0.0, true)
+        "  all held-out (weighted): shipped {:.4} / fit {:.4} ({})",
+        all_s.0, all_f.0, all_s.1
     );
-    let ints: Vec<String> = w
+    let ints: Vec<String> = w[..EVAL_FEATURES]
         .iter()
         .map(|x| format!("{}", (x * 1000.0).round() as i64))
         .collect();
     println!("[{}]", ints.join(", "));
+    if extra {
+        eprintln!(
+            "extra weights (thousandths): centre own {:.0}, centre opponent {:.0}",
+            w[EVAL_FEATURES] * 1000.0,
+            w[EVAL_FEATURES + 1] * 1000.0
+        );
+    }
 }
