@@ -58,20 +58,7 @@ if ! timeout -k 5 60 "$PCN" nnbench --net "$SHIPPED" --backend "$BE" --batch 1 -
 fi
 row "# device burst ($( [ $DRY = 1 ] && echo DRY RUN || echo device)): $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1), $(nproc) cores, shipped ${BLOCKS}x${FILTERS}"
 
-count() {
-  python3 - "$@" <<'EOF'
-import sys
-from pcn_train import data
-n = g = 0
-for p in sys.argv[1:]:
-    try:
-        h, r = data.read_records(p)
-        n += len(r); g += len(set(r["game"].tolist()))
-    except Exception:
-        pass
-print(n, g)
-EOF
-}
+count() { python3 -m pcn_train count "$@"; }
 selfplay() { # SECONDS THREADS SEED OUT
   timeout -s INT -k 5 "$1" "$PCN" --net "$SHIPPED" --threads "$2" --seed "$3" --symmetries 1 \
     --backend "$BE" selfplay --game killallgo --games 1000000 --parallel $(( $2 * PAR / SP_THREADS )) \

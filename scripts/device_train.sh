@@ -66,20 +66,7 @@ for gz in "$BUNDLE"/train/*.rec.gz; do
   out=$WORK/$(basename "${gz%.gz}")
   gunzip -c "$gz" > "$out" && OLD="$OLD $out"
 done
-count() {
-  python3 - "$@" <<'EOF'
-import sys
-from pcn_train import data
-n = g = 0
-for p in sys.argv[1:]:
-    try:
-        h, r = data.read_records(p)
-        n += len(r); g += len(set(r["game"].tolist()))
-    except Exception:
-        pass
-print(n, g)
-EOF
-}
+count() { python3 -m pcn_train count "$@"; }
 
 net=$SHIPPED
 NEW=""

@@ -1,4 +1,4 @@
-"""python -m pcn_train train|export: see docs/training.md."""
+"""python -m pcn_train train|random|count: see docs/training.md."""
 
 import argparse
 import os
@@ -49,7 +49,23 @@ def main(argv=None):
     r.add_argument("--kind", choices=["pcn", "alphazero"], default="pcn")
     r.add_argument("--seed", type=int, default=0)
     r.add_argument("--records", help="take golden inputs from this record file")
+    c = sub.add_parser("count", help="print the positions and games of record files")
+    c.add_argument("records", nargs="*")
     a = p.parse_args(argv)
+    if a.cmd == "count":
+        # Unreadable or missing files count as empty: the device scripts count files that
+        # a cut-off self-play may not have written.
+        from . import data
+        n = g = 0
+        for path in a.records:
+            try:
+                _, r = data.read_records(path)
+            except Exception:
+                continue
+            n += len(r)
+            g += len(set(r["game"].tolist()))
+        print(n, g)
+        return 0
     if a.cmd == "train":
         net, buf, step = tr.train(a)
         if a.export:
