@@ -1,10 +1,9 @@
 #!/usr/bin/env bash
 # A data-first Killall-Go burst on the device (issue: our own networks). Unlike
-# scripts/device_train.sh (generations of self-play and training side by side, which trained
-# each buffer 6-13 times and gave no gain; docs/notebook/2026-11-26-second-device-run.md),
-# this spends most of the time on self-play with the shipped network, then trains candidates
-# on a few passes over the data, and brings the records back so that later runs (on the
-# device or here) can train on them. Gating and measuring happen here, with node-limited
+# scripts/device_train.sh (generations of self-play and training side by side; why data
+# first: docs/notebook/2026-11-27-third-device-run.md), this spends most of the time on
+# self-play with the shipped network, then trains candidates on a few passes over the data,
+# and brings the records back so that later runs (on the device or here) can train on them. Gating and measuring happen here, with node-limited
 # gates that do not depend on the machine (docs/training.md).
 #
 #   SP_SECONDS=330 TRAIN_SECONDS=110 bash scripts/device_burst.sh   # on the device
@@ -17,27 +16,13 @@
 # KataGo bounds it), or until TRAIN_SECONDS. Self-play goes on with the shipped network on
 # the cores the training leaves, into a second record file.
 #
-# Needs: .device/pcn (make device-bundle), optionally .device/train/*.rec.gz (older records
+# Needs: .device/pcn (make device-bundle), optionally .device/train/*.rec.{gz,xz} (older records
 # of our own self-play; never the paper's data), PyTorch. Writes under $OUT: burst.tgz,
 # summary.md and the new records as xz parts of 15 MiB.
 set -u -o pipefail
 
-DRY=0
-if [ "${1:-}" = "--dry-run" ]; then DRY=1; fi
-OUT=${OUT:-target/device_burst}
-BUNDLE=${BUNDLE:-.device}
-PCN=${PCN:-$BUNDLE/pcn}
-[ -x "$PCN" ] || PCN=target/release/pcn
-SHIPPED=${SHIPPED:-weights/killallgo9-pcn}
-export PYTHONPATH=training${PYTHONPATH:+:$PYTHONPATH}
-mkdir -p "$OUT"
-SUM=$OUT/summary.md
-: > "$SUM"
-row() { echo "$*" | tee -a "$SUM"; }
-WORK=$(mktemp -d)
-F=$WORK/files
-mkdir -p "$F"
-T0=$(date +%s)
+. "$(dirname "$0")/device_lib.sh"
+device_setup device_burst summary.md "${1:-}"
 
 if [ $DRY = 1 ]; then
   BE=cpu; DEVICE=cpu; SP_THREADS=2; SP2_THREADS=1; PAR=8; SP_SECONDS=${SP_SECONDS:-20}
@@ -49,16 +34,13 @@ else
 fi
 LR_FRESH=${LR_FRESH:-0.02}
 LR_CONT=${LR_CONT:-0.005}
-read -r BLOCKS FILTERS < <(python3 -c "
-import json; m = json.load(open('$SHIPPED/model.json'))
-t = m['trunk']; print(t['blocks'], t['filters'])" 2>/dev/null || echo "6 64")
-if ! timeout -k 5 60 "$PCN" nnbench --net "$SHIPPED" --backend "$BE" --batch 1 --reps 1 --seconds 0.01 >/dev/null 2>"$WORK/be.err"; then
-  row "backend $BE does not open ($(tail -1 "$WORK/be.err")); self-play on the CPU backend"
-  BE=cpu
+if ! read -r BLOCKS FILTERS < <(python3 -c "
+import json; t = json.load(open('$SHIPPED/model.json'))['trunk']; print(t['blocks'], t['filters'])"); then
+  row "cannot read the trunk of $SHIPPED/model.json"; exit 2
 fi
+open_backend
 row "# device burst ($( [ $DRY = 1 ] && echo DRY RUN || echo device)): $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1), $(nproc) cores, shipped ${BLOCKS}x${FILTERS}"
 
-count() { python3 -m pcn_train count "$@"; }
 selfplay() { # SECONDS THREADS SEED OUT
   timeout -s INT -k 5 "$1" "$PCN" --net "$SHIPPED" --threads "$2" --seed "$3" --symmetries 1 \
     --backend "$BE" selfplay --game killallgo --games 1000000 --parallel $(( $2 * PAR / SP_THREADS )) \
@@ -72,12 +54,7 @@ read -r pos games < <(count "$REC1")
 row "self-play 1: shipped network, $SP_THREADS threads, backend $BE, $PAR games at once, ${SP_SECONDS} s: $games games, $pos positions ($(( pos / SP_SECONDS ))/s)"
 
 # 2. Two candidates on the GPU, self-play going on beside them.
-OLD=""
-for z in "$BUNDLE"/train/*.rec.gz "$BUNDLE"/train/*.rec.xz; do
-  [ -f "$z" ] || continue
-  o=$WORK/old_$(basename "${z%.*}")
-  case $z in *.gz) gunzip -c "$z" > "$o" ;; *) xz -d -c "$z" > "$o" ;; esac && OLD="$OLD $o"
-done
+unpack_old
 read -r oldpos _ < <(count $OLD)
 REC2=$WORK/sp2.rec
 selfplay $(( TRAIN_SECONDS + 20 )) "$SP2_THREADS" 20261129 "$REC2" &
@@ -108,7 +85,7 @@ done
 read -r pos2 games2 < <(count "$REC2")
 row "self-play 2 (beside training): $SP2_THREADS threads: $games2 games, $pos2 positions; carried records: $oldpos positions"
 
-# 3. Back: networks and logs in one archive, the new records xz-compressed (about 16x) in
+# 3. Back: networks and logs in one archive, the new records xz-compressed in
 # parts of 15 MiB (join with cat); the second file only while everything stays under 60 MiB.
 cp "$REC1.err" "$F/sp1.err" 2>/dev/null; cp "$REC2.err" "$F/sp2.err" 2>/dev/null
 tar -czf "$OUT/burst.tgz" -C "$F" .

@@ -12,32 +12,17 @@
 # of generations < g, continuing one checkpoint (started from weights/killallgo9-pcn), and
 # exports network g. The data therefore lags one generation, as in asynchronous AlphaZero.
 #
-# Needs: .device/pcn (make device-bundle), optionally .device/train/*.rec.gz (older records
+# Needs: .device/pcn (make device-bundle), optionally .device/train/*.rec.{gz,xz} (older records
 # of our own self-play; never the paper's data), .device/gate/*.sgf (our own gate positions,
 # docs/training.md), .device/problems/killallgo (a copy of ../shared/problems/killallgo, used
 # only to measure), PyTorch. Writes under $OUT: burst.tgz (networks, logs, gate and solve
 # results, proofs: only files directly under $OUT come back) and train_summary.md.
 set -u -o pipefail
 
-DRY=0
-if [ "${1:-}" = "--dry-run" ]; then DRY=1; fi
-OUT=${OUT:-target/device_train}
-BUNDLE=${BUNDLE:-.device}
-PCN=${PCN:-$BUNDLE/pcn}
-[ -x "$PCN" ] || PCN=target/release/pcn
+. "$(dirname "$0")/device_lib.sh"
+device_setup device_train train_summary.md "${1:-}"
 BURST_SECONDS=${BURST_SECONDS:-500}
-T0=$(date +%s)
 left() { echo $(( BURST_SECONDS - ($(date +%s) - T0) )); }
-mkdir -p "$OUT"
-SUM="$OUT/train_summary.md"
-: > "$SUM"
-row() { echo "$*" | tee -a "$SUM"; }
-WORK=$(mktemp -d)
-F=$WORK/files
-mkdir -p "$F"
-export PYTHONPATH=training${PYTHONPATH:+:$PYTHONPATH}
-
-SHIPPED=${SHIPPED:-weights/killallgo9-pcn}
 if [ $DRY = 1 ]; then
   BE=cpu; DEVICE=cpu; SP_THREADS=1; PAR=4; GENS=${GENS:-2}; BLOCKS=1; FILTERS=8; INIT=""
   BATCH=32; GATE_NODES=2000; GATE_LIMIT=3; EVAL_TIME=2; EVAL_LIMIT=2; JOBS=2
@@ -50,23 +35,13 @@ fi
 LR=${LR:-0.02}
 GEN_SECS=$(( (BURST_SECONDS - GATE_SECS - EVAL_SECS - 15) / GENS ))
 if [ "$GEN_SECS" -lt 15 ]; then echo "training: skipped (${BURST_SECONDS} s is too little)"; exit 0; fi
-# The backend must open, else self-play runs on the CPU backend (and says so).
-if ! timeout -k 5 60 "$PCN" nnbench --net "$SHIPPED" --backend "$BE" --batch 1 --reps 1 --seconds 0.01 >/dev/null 2>"$WORK/be.err"; then
-  row "backend $BE does not open ($(tail -1 "$WORK/be.err")); self-play on the CPU backend"
-  BE=cpu
-fi
+open_backend
 row "# device training ($( [ $DRY = 1 ] && echo DRY RUN || echo device)): $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1), $(nproc) cores"
 row ""
 row "$GENS generations of ${GEN_SECS} s: self-play ($SP_THREADS threads, backend $BE, $PAR games at once, 1 symmetry) beside training ${BLOCKS}x${FILTERS} on $DEVICE (batch $BATCH, lr $LR, label max)"
 
 # Records carried from earlier runs.
-OLD=""
-for gz in "$BUNDLE"/train/*.rec.gz; do
-  [ -f "$gz" ] || continue
-  out=$WORK/$(basename "${gz%.gz}")
-  gunzip -c "$gz" > "$out" && OLD="$OLD $out"
-done
-count() { python3 -m pcn_train count "$@"; }
+unpack_old
 
 net=$SHIPPED
 NEW=""
