@@ -230,3 +230,89 @@ fn network_options_are_global_and_checked() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("--net /nonexistent/m"), "{err}");
 }
+
+#[test]
+fn a_binary_copied_on_its_own_keeps_its_default_network() {
+    // A Sabaki or Piskvork set-up often holds the binary alone: no weights/ beside it, none
+    // in the working directory, no $PCN_WEIGHTS. `--net auto` then takes the copy built
+    // into the binary, and the network answers as the one on disk does.
+    // Outside the source tree (whose weights/ the binary would find by its own path).
+    let dir = std::env::temp_dir().join(format!("pcn-lone-binary-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("create temp dir");
+    let bin = dir.join("pcn");
+    std::fs::copy(env!("CARGO_BIN_EXE_pcn"), &bin).expect("copy the binary");
+    let run = |args: &[&str]| {
+        let out = std::process::Command::new(&bin)
+            .args(args)
+            .current_dir(&dir)
+            .env_remove("PCN_WEIGHTS")
+            .stdin(std::process::Stdio::null())
+            .output()
+            .expect("run the copied binary");
+        (
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+            out.status.code().unwrap_or(-1),
+        )
+    };
+    let gtp = |net: &str| {
+        let mut child = std::process::Command::new(&bin)
+            .args(["gtp", "--net", net])
+            .current_dir(&dir)
+            .env_remove("PCN_WEIGHTS")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("start the copied binary");
+        use std::io::Write;
+        child
+            .stdin
+            .take()
+            .expect("stdin")
+            .write_all(b"pcn-net\nquit\n")
+            .expect("write");
+        let out = child.wait_with_output().expect("wait");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let auto = gtp("auto");
+    assert!(auto.starts_with("= killallgo9-pcn"), "{auto}");
+    let on_disk = root().join("weights/killallgo9-pcn");
+    let on_disk = on_disk.to_str().expect("utf-8 path");
+    assert_eq!(
+        auto.lines().next(),
+        gtp(on_disk).lines().next(),
+        "the built-in network is the one in weights/"
+    );
+    // The same search with either copy: identical result, move and nodes (node-limited).
+    let sgf = root().join("docs/data/solve/killallgo-own-hard/1.sgf");
+    let sgf = sgf.to_str().expect("utf-8 path");
+    let solve = |net: &str| {
+        let (out, err, code) = run(&[
+            "--net",
+            net,
+            "--threads",
+            "1",
+            "solve",
+            "--solver",
+            "fdfpn",
+            "--nodes",
+            "20000",
+            "--time",
+            "100",
+            sgf,
+        ]);
+        assert_eq!(code, 0, "{err}");
+        let line = out.lines().find(|l| l.starts_with('{')).unwrap_or("");
+        // Everything before the timing fields: file, result, prover, move, nodes.
+        line.split(",\"seconds\"").next().unwrap_or("").to_string()
+    };
+    let a = solve("auto");
+    assert!(
+        a.contains("\"nodes\":") && a.contains("\"result\":\"win\""),
+        "{a}"
+    );
+    assert_eq!(a, solve(on_disk));
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -196,7 +196,12 @@ fn parse_game(s: &str, path: &Path) -> Result<NetGame, NnError> {
 impl Model {
     /// Loads a model from a directory (holding `model.safetensors` and `model.json`) or from
     /// either of the two files (the other one is found next to it, same stem).
+    /// A `builtin:NAME` path ([`crate::nn::shipped::BUILTIN`]) reads the copy built into
+    /// the binary.
     pub fn load(path: impl AsRef<Path>) -> Result<Model, NnError> {
+        if let Some((st, json)) = path.as_ref().to_str().and_then(super::shipped::builtin) {
+            return Model::from_bytes(st, json, path.as_ref());
+        }
         let (st_path, json_path) = model_files(path.as_ref())?;
         let bytes = read(&st_path)?;
         let json = read(&json_path)?;

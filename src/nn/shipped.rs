@@ -4,7 +4,9 @@
 //! 9x9 Killall-Go), or none when there is none for it; `weights/gomoku15-pcn` (15x15
 //! Gomoku, 4T) is used only when named. The weights directory is `$PCN_WEIGHTS` when
 //! set, else `weights/` in the working directory, else the one of the source tree the
-//! binary was built in (`target/release/pcn` → `weights/`).
+//! binary was built in (`target/release/pcn` → `weights/`), else the copy built into the
+//! binary ([`BUILTIN`]), so that a binary copied on its own (into a Sabaki or Piskvork
+//! set-up, say) still has its default network.
 
 use std::path::PathBuf;
 
@@ -12,6 +14,27 @@ use super::NetGame;
 
 /// The `--net` value that picks the shipped network.
 pub const AUTO: &str = "auto";
+
+/// The prefix of a network path that names a copy built into the binary
+/// (`builtin:killallgo9-pcn`); [`crate::nn::model::Model::load`] reads it from memory.
+pub const BUILTIN: &str = "builtin:";
+
+/// The networks built into the binary: `weights/<name>` as it was when the binary was built
+/// (name, model.safetensors, model.json).
+const BUILTIN_NETS: &[(&str, &[u8], &str)] = &[(
+    "killallgo9-pcn",
+    include_bytes!("../../weights/killallgo9-pcn/model.safetensors"),
+    include_str!("../../weights/killallgo9-pcn/model.json"),
+)];
+
+/// The two files of a built-in network named by a `builtin:NAME` path, if there is one.
+pub fn builtin(path: &str) -> Option<(&'static [u8], &'static str)> {
+    let name = path.strip_prefix(BUILTIN)?;
+    BUILTIN_NETS
+        .iter()
+        .find(|(n, _, _)| *n == name)
+        .map(|&(_, st, json)| (st, json))
+}
 
 /// The shipped network's directory name for a game and board side (and Gomoku rule name),
 /// if one is made for it.
@@ -53,6 +76,10 @@ pub fn resolve(spec: &str, game: NetGame, board_size: usize, rule: &str) -> Opti
         .map(|d| d.join(name))
         .find(|p| p.join("model.safetensors").is_file())
         .map(|p| p.display().to_string())
+        .or_else(|| {
+            let b = format!("{BUILTIN}{name}");
+            builtin(&b).map(|_| b)
+        })
 }
 
 /// [`resolve`] for a game known by its `Game::name()` (`killallgo-9x9`, `gomoku-4t`, ...)
