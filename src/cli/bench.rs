@@ -357,6 +357,33 @@ pub fn run(args: Args, nodes: Option<u64>) -> i32 {
                 r.nodes as f64 / s / 1e3
             );
         }
+        // Killall-Go solving throughput (focused DFPN, no network, a 64 MB table): the
+        // rules (captures, superko, Benson's life) dominate it, unlike the bench's Gomoku.
+        for &(label, variant, moves) in SOLVER_KILLALLGO.iter().filter(|p| p.0 == "kgo9-mid") {
+            let Ok(g) = setup_killallgo(variant, moves) else {
+                continue;
+            };
+            let opts = SolverOptions::with_memory(64 << 20);
+            let Ok(mut s) =
+                make::<KillallGo>(SolverKind::Fdfpn, &opts, plain_heuristic(&opts.common))
+            else {
+                continue;
+            };
+            let t = Instant::now();
+            let out = s.solve(
+                &g,
+                g.to_move(),
+                &Limits::time(Duration::from_secs(2)),
+                &stop,
+                &mut |_| {},
+            );
+            let secs = t.elapsed().as_secs_f64();
+            println!(
+                "solver fdfpn {label:9}: {:8} nodes in {secs:.2} s = {:6.0} k nodes/s",
+                out.stats.nodes,
+                out.stats.nodes as f64 / secs.max(1e-9) / 1e3
+            );
+        }
         // Threat-space search throughput on the bench's middle games (both sides to move).
         for (kind, vct) in [("vcf", false), ("vct", true)] {
             let (mut nodes, mut secs) = (0u64, 0f64);
