@@ -4,9 +4,12 @@
 //!
 //! ```sh
 //! cargo run --release --example tune_eval -- [OPTIONS] GAMES.sgf...
-//! # the games behind the shipped weights:
-//! zcat docs/data/eval-tuning-games.sgf.gz > /tmp/games.sgf
-//! cargo run --release --example tune_eval -- /tmp/games.sgf
+//! # the games behind the shipped weights: 1 200 earlier 15x15 games, then the 199 of a
+//! # 0.2 s run on openings of our own, counted twice (docs/notebook/2026-11-27-honest-eval.md;
+//! # none starts from a shipped test opening):
+//! zcat docs/data/eval-tuning-games.sgf.gz | awk '/^\(;FF/ {n++} n <= 1200' > /tmp/rest.sgf
+//! zcat docs/data/eval-tuning-games.sgf.gz | awk '/^\(;FF/ {n++} n > 1200' > /tmp/a.sgf
+//! cargo run --release --example tune_eval -- --size 15 /tmp/rest.sgf --weight 2 /tmp/a.sgf
 //! # 15x15 games only, a later time control counted three times, 1 s games as a test set:
 //! cargo run --release --example tune_eval -- --size 15 gate.sgf --weight 3 slow.sgf \
 //!     --test one-second.sgf
