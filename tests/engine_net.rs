@@ -242,23 +242,11 @@ fn a_binary_copied_on_its_own_keeps_its_default_network() {
     std::fs::create_dir_all(&dir).expect("create temp dir");
     let bin = dir.join("pcn");
     std::fs::copy(env!("CARGO_BIN_EXE_pcn"), &bin).expect("copy the binary");
-    let run = |args: &[&str]| {
-        let out = std::process::Command::new(&bin)
-            .args(args)
-            .current_dir(&dir)
-            .env_remove("PCN_WEIGHTS")
-            .stdin(std::process::Stdio::null())
-            .output()
-            .expect("run the copied binary");
-        (
-            String::from_utf8_lossy(&out.stdout).into_owned(),
-            String::from_utf8_lossy(&out.stderr).into_owned(),
-            out.status.code().unwrap_or(-1),
-        )
-    };
-    let gtp = |net: &str| {
+    // One run of the copied binary, away from the source tree, with `input` on stdin.
+    let run = |args: &[&str], input: &[u8]| {
+        use std::io::Write;
         let mut child = std::process::Command::new(&bin)
-            .args(["gtp", "--net", net])
+            .args(args)
             .current_dir(&dir)
             .env_remove("PCN_WEIGHTS")
             .stdin(std::process::Stdio::piped())
@@ -266,16 +254,17 @@ fn a_binary_copied_on_its_own_keeps_its_default_network() {
             .stderr(std::process::Stdio::piped())
             .spawn()
             .expect("start the copied binary");
-        use std::io::Write;
-        child
-            .stdin
-            .take()
-            .expect("stdin")
-            .write_all(b"pcn-net\nquit\n")
-            .expect("write");
+        if let Some(mut stdin) = child.stdin.take() {
+            stdin.write_all(input).expect("write stdin");
+        }
         let out = child.wait_with_output().expect("wait");
-        String::from_utf8_lossy(&out.stdout).into_owned()
+        (
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+            out.status.code().unwrap_or(-1),
+        )
     };
+    let gtp = |net: &str| run(&["gtp", "--net", net], b"pcn-net\nquit\n").0;
     let auto = gtp("auto");
     assert!(auto.starts_with("= killallgo9-pcn"), "{auto}");
     let on_disk = root().join("weights/killallgo9-pcn");
@@ -289,20 +278,23 @@ fn a_binary_copied_on_its_own_keeps_its_default_network() {
     let sgf = root().join("docs/data/solve/killallgo-own-hard/1.sgf");
     let sgf = sgf.to_str().expect("utf-8 path");
     let solve = |net: &str| {
-        let (out, err, code) = run(&[
-            "--net",
-            net,
-            "--threads",
-            "1",
-            "solve",
-            "--solver",
-            "fdfpn",
-            "--nodes",
-            "20000",
-            "--time",
-            "100",
-            sgf,
-        ]);
+        let (out, err, code) = run(
+            &[
+                "--net",
+                net,
+                "--threads",
+                "1",
+                "solve",
+                "--solver",
+                "fdfpn",
+                "--nodes",
+                "20000",
+                "--time",
+                "100",
+                sgf,
+            ],
+            b"",
+        );
         assert_eq!(code, 0, "{err}");
         let line = out.lines().find(|l| l.starts_with('{')).unwrap_or("");
         // Everything before the timing fields: file, result, prover, move, nodes.

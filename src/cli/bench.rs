@@ -359,16 +359,15 @@ pub fn run(args: Args, nodes: Option<u64>) -> i32 {
         }
         // Killall-Go solving throughput (focused DFPN, no network, a 64 MB table): the
         // rules (captures, superko, Benson's life) dominate it, unlike the bench's Gomoku.
-        for &(label, variant, moves) in SOLVER_KILLALLGO.iter().filter(|p| p.0 == "kgo9-mid") {
-            let Ok(g) = setup_killallgo(variant, moves) else {
-                continue;
-            };
-            let opts = SolverOptions::with_memory(64 << 20);
-            let Ok(mut s) =
-                make::<KillallGo>(SolverKind::Fdfpn, &opts, plain_heuristic(&opts.common))
-            else {
-                continue;
-            };
+        let kgo = SOLVER_KILLALLGO
+            .iter()
+            .find(|p| p.0 == "kgo9-mid")
+            .and_then(|&(label, variant, moves)| {
+                Some((label, setup_killallgo(variant, moves).ok()?))
+            });
+        let opts = SolverOptions::with_memory(64 << 20);
+        let solver = make::<KillallGo>(SolverKind::Fdfpn, &opts, plain_heuristic(&opts.common));
+        if let (Some((label, g)), Ok(mut s)) = (kgo, solver) {
             let t = Instant::now();
             let out = s.solve(
                 &g,
