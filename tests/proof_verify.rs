@@ -492,3 +492,194 @@ fn solvers_agree_with_each_other_on_200_positions() {
         "only {solved_by_two} compared"
     );
 }
+
+#[test]
+fn verify_records_turn_sound_proofs_into_training_records() {
+    use pcn::selfplay::record::{read_all, FLAG_FULL_SEARCH, FLAG_LAST, FLAG_NO_COST};
+    let dir = tmp_dir("proof_records");
+    // Killall-Go 7x7 proofs of an exhaustive search (no solver involved), the side to move
+    // proving (the files of one run must share their prover: the record header has one).
+    let mut files = Vec::new();
+    let mut expected = 0u64;
+    let mut roots: Vec<Vec<f32>> = Vec::new();
+    let mut provers = Vec::new();
+    for mut g in killallgo_positions(80, 30, 5) {
+        let prover = g.to_move();
+        if provers.first().is_some_and(|&p| p != prover) {
+            continue;
+        }
+        let mut b = Brute::new(300_000, no_key);
+        if b.wins(&mut g, prover) != Some(true) {
+            continue;
+        }
+        let mut t = MoveTree::new();
+        b.prove(&mut g, prover, &mut t, 0);
+        let h = header(GameKind::KillallGo, None, &g, prover, "brute");
+        let text = proof::to_sgf(&killallgo_record(&g), &h, &t).to_sgf();
+        let r = verify_text(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+        if r.or_nodes + r.and_nodes < 3 {
+            continue;
+        }
+        expected += r.or_nodes + r.and_nodes;
+        provers.push(prover);
+        let mut root = vec![0.0; g.input_planes() * g.width() * g.height()];
+        g.encode_input(&mut root);
+        roots.push(root);
+        files.push(write(&dir, &format!("kag_{}.sgf", files.len()), &text));
+        if files.len() == 4 {
+            break;
+        }
+    }
+    assert!(files.len() >= 2, "only {} Killall-Go proofs", files.len());
+    let rec = dir.join("proofs.rec");
+    let run = |extra: &[&str], out: &Path, files: &[PathBuf]| {
+        let o = Command::new(env!("CARGO_BIN_EXE_pcn"))
+            .arg("verify")
+            .arg("--records")
+            .arg(out)
+            .args(extra)
+            .args(files)
+            .output()
+            .expect("run pcn");
+        (
+            o.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&o.stderr).into_owned(),
+        )
+    };
+    let (code, err) = run(&[], &rec, &files);
+    assert_eq!(code, 0, "{err}");
+    let (h, recs) = read_all(&rec).expect("record file");
+    let letter = provers[0].letter().to_string();
+    assert_eq!(
+        (h.board_size, h.actions, h.bins, h.proof_color.as_str()),
+        (7, 50, 500, letter.as_str())
+    );
+    assert_eq!(
+        recs.len() as u64,
+        expected,
+        "one record per unfinished proof position"
+    );
+    let games: std::collections::BTreeSet<u32> = recs.iter().map(|r| r.game).collect();
+    assert_eq!(games.len(), files.len(), "one game per proof file");
+    for r in &recs {
+        assert_eq!(
+            r.flags & (FLAG_FULL_SEARCH | FLAG_NO_COST),
+            FLAG_FULL_SEARCH | FLAG_NO_COST
+        );
+        let sum: f32 = r.policy.iter().sum();
+        assert!((sum - 1.0).abs() < 1e-5, "policy sums to {sum}");
+        let prover_moves = r.to_move == (provers[0] == Color::White) as u8;
+        assert_eq!(r.z, if prover_moves { 1.0 } else { -1.0 });
+        if prover_moves {
+            assert_eq!(
+                r.policy.iter().filter(|&&p| p > 0.0).count(),
+                1,
+                "the prover's target is one move"
+            );
+        }
+        assert!(r.cost_max[0].is_nan() && r.cost_heur[1].is_nan());
+    }
+    // Children before parents: each game's last record is its proof's root.
+    let lasts: Vec<_> = recs.iter().filter(|r| r.flags & FLAG_LAST != 0).collect();
+    assert_eq!(lasts.len(), files.len());
+    for (r, root) in lasts.iter().zip(&roots) {
+        assert_eq!(
+            &r.planes, root,
+            "the last record of a game is the proof's root"
+        );
+    }
+    // The trainer reads them, learns the policy and leaves the cost heads' losses out.
+    train_on_proof_records(&rec, &dir);
+    // A size floor keeps fewer positions; appending continues the game numbering.
+    let (code, err) = run(&["--records-min-size", "4"], &rec, &files);
+    assert_eq!(code, 0, "{err}");
+    let (_, all) = read_all(&rec).expect("record file");
+    let added = &all[recs.len()..];
+    assert!(
+        !added.is_empty() && (added.len() as u64) < expected,
+        "{} of {expected}",
+        added.len()
+    );
+    assert!(added.iter().all(|r| r.game >= files.len() as u32));
+    // An unsound proof adds nothing and stops the run with exit 1.
+    // (The wrong prover in the header: every leaf is won by the other colour.)
+    let text = std::fs::read_to_string(&files[0]).expect("read");
+    let (mine, other) = match provers[0] {
+        Color::White => ("prover=W", "prover=B"),
+        Color::Black => ("prover=B", "prover=W"),
+    };
+    assert!(text.contains(mine), "{text}");
+    let bad = write(&dir, "bad.sgf", &text.replace(mine, other));
+    assert!(matches!(
+        verify_text(&std::fs::read_to_string(&bad).expect("read")),
+        Err(ProofError::Unsound { .. })
+    ));
+    let fresh = dir.join("fresh.rec");
+    let (code, err) = run(&[], &fresh, &[bad]);
+    assert_eq!(code, 1, "{err}");
+    assert!(read_all(&fresh).map_or(true, |(_, r)| r.is_empty()));
+}
+
+/// A few training steps on records made from proofs only: the policy loss is positive and
+/// both proof-cost losses are exactly 0 (those records have no cost target). Skipped with a
+/// notice where PyTorch is not installed under .tools/torch (`make test` installs it).
+fn train_on_proof_records(rec: &Path, dir: &Path) {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let torch = root.join(".tools/torch");
+    if !torch.join("torch").is_dir() {
+        eprintln!(
+            "NOTICE: PyTorch not installed under {}: training on proof records skipped",
+            torch.display()
+        );
+        return;
+    }
+    let run = dir.join("train");
+    let out = Command::new("python3")
+        .args(["-m", "pcn_train", "train", "--records"])
+        .arg(rec)
+        .arg("--dir")
+        .arg(&run)
+        .args([
+            "--steps",
+            "3",
+            "--batch",
+            "16",
+            "--blocks",
+            "1",
+            "--filters",
+            "8",
+        ])
+        .args(["--log-every", "1", "--device", "cpu", "--seed", "3"])
+        .env(
+            "PYTHONPATH",
+            format!("{}:{}", torch.display(), root.join("training").display()),
+        )
+        .env("OMP_NUM_THREADS", "1")
+        .output()
+        .expect("python3 runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let log = std::fs::read_to_string(run.join("train_log.csv")).expect("train_log.csv");
+    let rows: Vec<Vec<f64>> = log
+        .lines()
+        .skip(1)
+        .map(|l| {
+            l.split(',')
+                .map(|v| v.parse().unwrap_or(f64::NAN))
+                .collect()
+        })
+        .collect();
+    assert!(!rows.is_empty(), "{log}");
+    for r in &rows {
+        // step, loss, policy, black, white, ...
+        assert!(r[2] > 0.0, "policy loss {log}");
+        assert_eq!(
+            (r[3], r[4]),
+            (0.0, 0.0),
+            "cost losses of proof records: {log}"
+        );
+    }
+}

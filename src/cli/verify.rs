@@ -5,13 +5,21 @@
 //! proof, printing the faulty path and the reason on stderr. Exit codes: 0 every file is a
 //! sound proof, 1 a proof is unsound, 2 usage error, 3 a file cannot be read or is not a
 //! proof file (bad SGF, no header, the problem position does not replay).
+//!
+//! `--records FILE` also writes every unfinished position of each sound proof as a training
+//! record (docs/training.md, "Records from proofs"): the network learns the moves our own
+//! solvers proved, next to the self-play searches' visit counts.
 
 use std::path::PathBuf;
 
 use clap::Args;
 
-use crate::proof::verify::{summary, verify_file};
+use crate::game::Color;
+use crate::proof::verify::{summary, verify_file, verify_file_visit, ProvenNode};
 use crate::proof::ProofError;
+use crate::selfplay::record::{
+    Header, Record, RecordWriter, FLAG_FULL_SEARCH, FLAG_LAST, FLAG_NO_COST, FORMAT,
+};
 
 /// Exit code: a proof is unsound.
 pub const EXIT_UNSOUND: i32 = 1;
@@ -27,12 +35,162 @@ pub struct VerifyArgs {
     /// Print nothing for sound files.
     #[arg(short, long)]
     pub quiet: bool,
+    /// Append every unfinished position of each sound proof to this record file
+    /// (`pcn-selfplay-v1`) as a training record: the policy target is the proof's move
+    /// where the prover is to move, and the share of the proof below each move where the
+    /// opponent is; no proof-cost target (flag 8). Files that are not sound add nothing.
+    #[arg(long, value_name = "FILE")]
+    pub records: Option<PathBuf>,
+    /// `--records`: only positions with at least this many proof positions below them
+    /// (the shallow ends of a proof are what the solvers' own rules already find).
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub records_min_size: u64,
+    /// `--records`: bins of the file header (the network's PCN heads; records from proofs
+    /// carry no cost target, but files train together only with the same shapes).
+    #[arg(long, value_name = "N", default_value_t = 500)]
+    pub records_bins: usize,
+}
+
+/// The training record of a proven position: one-hot on the prover's move (the smallest
+/// subtree when the proof gives several), the subtree shares at the opponent's nodes.
+fn proof_record(n: &ProvenNode<'_>, game: u32) -> Record {
+    let mut policy = vec![0.0f32; n.num_actions];
+    let prover_moves = n.to_move == n.prover;
+    let total: u64 = n.sizes.iter().sum();
+    if prover_moves {
+        let best = n
+            .moves
+            .iter()
+            .zip(n.sizes)
+            .min_by_key(|(_, &s)| s)
+            .map(|(&m, _)| m);
+        if let Some(p) = best.and_then(|m| policy.get_mut(m as usize)) {
+            *p = 1.0;
+        }
+    } else {
+        for (&m, &s) in n.moves.iter().zip(n.sizes) {
+            if let Some(p) = policy.get_mut(m as usize) {
+                *p = s as f32 / total.max(1) as f32;
+            }
+        }
+    }
+    Record {
+        game,
+        ply: n.ply.min(u16::MAX as usize) as u16,
+        to_move: (n.to_move == Color::White) as u8,
+        flags: FLAG_FULL_SEARCH | FLAG_NO_COST,
+        z: if prover_moves { 1.0 } else { -1.0 },
+        cost_max: [f32::NAN; 2],
+        cost_heur: [f32::NAN; 2],
+        root_cost: f32::NAN,
+        planes: n.input.to_vec(),
+        policy,
+    }
+}
+
+/// What a record file's header needs to know of a proof's game.
+struct Shape {
+    rule: String,
+    prover: Color,
+    width: usize,
+    planes: usize,
+    actions: usize,
+}
+
+impl Shape {
+    fn of(n: &ProvenNode<'_>) -> Shape {
+        Shape {
+            rule: n.rule.clone(),
+            prover: n.prover,
+            width: n.width,
+            planes: n.planes,
+            actions: n.num_actions,
+        }
+    }
+}
+
+/// The open record file of `--records` and the next game index.
+struct Sink {
+    writer: Option<RecordWriter>,
+    next_game: u32,
+    written: u64,
+}
+
+impl Sink {
+    /// Writes one proof's records (as one "game"); opens the file on first use, with the
+    /// header of that proof's game.
+    fn write(
+        &mut self,
+        args: &VerifyArgs,
+        recs: &mut [Record],
+        shape: &Shape,
+    ) -> Result<(), String> {
+        let Some(path) = &args.records else {
+            return Ok(());
+        };
+        if recs.is_empty() {
+            return Ok(());
+        }
+        if self.writer.is_none() {
+            let header = Header {
+                format: FORMAT.into(),
+                game: shape.rule.split('-').next().unwrap_or("").into(),
+                rule: shape.rule.clone(),
+                board_size: shape.width,
+                planes: shape.planes,
+                actions: shape.actions,
+                bins: args.records_bins,
+                proof_color: shape.prover.letter().to_string(),
+                record_bytes: Header::record_size(shape.planes, shape.width, shape.actions),
+            };
+            let (w, done) = RecordWriter::open(path, &header).map_err(|e| e.to_string())?;
+            self.next_game = done.last().map_or(0, |g| g + 1);
+            self.writer = Some(w);
+        }
+        let game = self.next_game;
+        self.next_game += 1;
+        for r in recs.iter_mut() {
+            r.game = game;
+        }
+        if let Some(last) = recs.last_mut() {
+            last.flags |= FLAG_LAST;
+        }
+        if let Some(w) = self.writer.as_mut() {
+            w.write_game(recs).map_err(|e| e.to_string())?;
+        }
+        self.written += recs.len() as u64;
+        Ok(())
+    }
 }
 
 /// Runs `pcn verify`; returns the exit code.
 pub fn run(args: VerifyArgs) -> i32 {
+    let mut sink = Sink {
+        writer: None,
+        next_game: 0,
+        written: 0,
+    };
     for f in &args.files {
-        match verify_file(f) {
+        let result = if args.records.is_some() {
+            let mut recs: Vec<Record> = Vec::new();
+            let mut shape: Option<Shape> = None;
+            let r = verify_file_visit(f, &mut |n: &ProvenNode<'_>| {
+                shape.get_or_insert_with(|| Shape::of(n));
+                if n.sizes.iter().sum::<u64>() + 1 >= args.records_min_size {
+                    recs.push(proof_record(n, 0));
+                }
+            });
+            if let (Ok(_), Some(shape)) = (&r, shape) {
+                if let Err(e) = sink.write(&args, &mut recs, &shape) {
+                    eprintln!("{}: records: {e}", f.display());
+                    return EXIT_BAD_FILE;
+                }
+            }
+            r
+        } else {
+            verify_file(f)
+        };
+        match result {
             Ok(r) => {
                 if !args.quiet {
                     println!("{}: {}", f.display(), summary(&r));
@@ -47,6 +205,9 @@ pub fn run(args: VerifyArgs) -> i32 {
                 return EXIT_BAD_FILE;
             }
         }
+    }
+    if let Some(p) = &args.records {
+        eprintln!("{} records appended to {}", sink.written, p.display());
     }
     0
 }

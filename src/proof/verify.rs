@@ -39,6 +39,35 @@ pub struct VerifyReport {
     pub depth: usize,
 }
 
+/// An unfinished position of a proof, handed to the visitor of [`verify_file_visit`] once
+/// the whole proof below it has been checked (children before parents).
+pub struct ProvenNode<'a> {
+    /// The prover (the header's colour).
+    pub prover: Color,
+    /// The side to move here.
+    pub to_move: Color,
+    /// Plies played before this position (the problem's moves included).
+    pub ply: usize,
+    /// Board width (Gomoku and Killall-Go boards are square).
+    pub width: usize,
+    /// Actions of the game (Killall-Go: the board points and pass).
+    pub num_actions: usize,
+    /// The game's rule name (`Game::name`, e.g. `killallgo-9x9`).
+    pub rule: String,
+    /// Input planes of [`Self::input`].
+    pub planes: usize,
+    /// `Game::encode_input` of this position: the encoding every network reads.
+    pub input: &'a [f32],
+    /// The proof's moves here: the prover's winning move(s) where the prover is to move,
+    /// every legal move where the opponent is.
+    pub moves: &'a [Move],
+    /// Positions in the proof below each move (its subtree, the child itself included).
+    pub sizes: &'a [u64],
+}
+
+/// The visitor of [`verify_file_visit`].
+pub type Visit<'v> = &'v mut dyn FnMut(&ProvenNode<'_>);
+
 /// A node of the flattened SGF tree.
 struct Flat<'a> {
     node: &'a Node,
@@ -79,16 +108,40 @@ pub fn verify_text(text: &str) -> Result<VerifyReport, ProofError> {
 
 /// Verifies a proof file.
 pub fn verify_file(path: &std::path::Path) -> Result<VerifyReport, ProofError> {
+    verify_file_inner(path, None)
+}
+
+/// Verifies a proof file and hands every unfinished position of it to `visit` (children
+/// before parents). The visits are made while the check runs: when the file turns out
+/// unsound (an error), the positions visited so far may come from an unsound part.
+pub fn verify_file_visit(
+    path: &std::path::Path,
+    visit: Visit<'_>,
+) -> Result<VerifyReport, ProofError> {
+    verify_file_inner(path, Some(visit))
+}
+
+fn verify_file_inner(
+    path: &std::path::Path,
+    visit: Option<Visit<'_>>,
+) -> Result<VerifyReport, ProofError> {
     let bytes = std::fs::read(path).map_err(|e| ProofError::Io {
         path: path.display().to_string(),
         source: e,
     })?;
     let tree = GameTree::parse_bytes(&bytes)?;
-    verify_tree(&tree)
+    verify_tree_inner(&tree, visit)
 }
 
 /// Verifies a parsed proof tree.
 pub fn verify_tree(tree: &GameTree) -> Result<VerifyReport, ProofError> {
+    verify_tree_inner(tree, None)
+}
+
+fn verify_tree_inner(
+    tree: &GameTree,
+    visit: Option<Visit<'_>>,
+) -> Result<VerifyReport, ProofError> {
     let comment = tree
         .comment()
         .ok_or_else(|| ProofError::Header("the root node has no comment C[...]".into()))?;
@@ -115,12 +168,12 @@ pub fn verify_tree(tree: &GameTree) -> Result<VerifyReport, ProofError> {
                 .rule
                 .ok_or_else(|| ProofError::Header("gomoku proofs need rule=".into()))?;
             let g = sgf::to_gomoku_at(tree, rule, header.plies)?;
-            check(g, &flat, root, &header)?
+            check(g, &flat, root, &header, visit)?
         }
         GameKind::KillallGo => {
             let rules = header.killallgo_rules()?;
             let g: KillallGo = sgf::to_killallgo_with(tree, header.plies, rules)?;
-            check(g, &flat, root, &header)?
+            check(g, &flat, root, &header, visit)?
         }
     };
     report.header = Some(header);
@@ -198,12 +251,17 @@ fn list<G: Game>(g: &G, ms: &[Move]) -> String {
     s.join(" ")
 }
 
+/// A node of the walk: (flat node, its children's moves, index of the next child to enter,
+/// the finished children's subtree sizes, `report.nodes` when the current child was entered).
+type Frame = (usize, Vec<Move>, usize, Vec<u64>, u64);
+
 /// Depth-first check from `root` with `g` at the proof root's position.
 fn check<G: Game>(
     mut g: G,
     flat: &[Flat<'_>],
     root: usize,
     header: &ProofHeader,
+    mut visit: Option<Visit<'_>>,
 ) -> Result<VerifyReport, ProofError> {
     let prover = header.prover;
     if let Some(c) = header.to_move {
@@ -219,8 +277,8 @@ fn check<G: Game>(
     let mut report = VerifyReport::default();
     let mut path: Vec<Move> = Vec::new();
     let mut legal: Vec<Move> = Vec::new();
-    // Frames: (flat node, its children's moves, index of the next child to enter).
-    let mut stack: Vec<(usize, Vec<Move>, usize)> = Vec::new();
+    let mut stack: Vec<Frame> = Vec::new();
+    let mut input: Vec<f32> = Vec::new();
     let mut enter = Some(root);
     loop {
         if let Some(id) = enter.take() {
@@ -304,23 +362,45 @@ fn check<G: Game>(
                         ));
                     }
                 }
-                stack.push((id, moves, 0));
+                stack.push((id, moves, 0, Vec::new(), report.nodes));
             }
         }
         // Advance to the next child of the deepest unfinished node.
         let Some(top) = stack.last_mut() else {
             break;
         };
-        let (id, moves, next) = top;
+        let (id, moves, next, sizes, mark) = top;
+        if sizes.len() < *next {
+            // The child entered last is finished: everything counted since is its subtree.
+            sizes.push(report.nodes - *mark);
+        }
         if *next < moves.len() {
             let m = moves[*next];
             let child = flat[*id].children[*next];
             *next += 1;
+            *mark = report.nodes;
             g.play_unchecked(m);
             path.push(m);
             enter = Some(child);
         } else {
             let done = *id;
+            if let Some(v) = visit.as_mut() {
+                let n = g.input_planes() * g.width() * g.height();
+                input.resize(n, 0.0);
+                g.encode_input(&mut input);
+                v(&ProvenNode {
+                    prover,
+                    to_move: g.to_move(),
+                    ply: g.ply(),
+                    width: g.width(),
+                    num_actions: g.num_actions(),
+                    rule: g.name(),
+                    planes: g.input_planes(),
+                    input: &input,
+                    moves,
+                    sizes,
+                });
+            }
             stack.pop();
             if done != root {
                 g.undo();

@@ -24,6 +24,9 @@ pub const FLAG_FULL_SEARCH: u8 = 1;
 pub const FLAG_LAST: u8 = 2;
 /// Record flag: the game ended without a winner (ply cap or draw).
 pub const FLAG_NO_WINNER: u8 = 4;
+/// Record flag: no proof-cost target (records made from proofs, `pcn verify --records`);
+/// the trainer leaves the PCN heads' losses out for them.
+pub const FLAG_NO_COST: u8 = 8;
 
 /// Bytes of a record before the planes: game u32, ply u16, to_move u8, flags u8, six f32.
 pub const FIXED_BYTES: usize = 32;
@@ -71,7 +74,7 @@ pub struct Record {
     pub ply: u16,
     /// Side to move: 0 Black, 1 White.
     pub to_move: u8,
-    /// [`FLAG_FULL_SEARCH`] | [`FLAG_LAST`] | [`FLAG_NO_WINNER`].
+    /// [`FLAG_FULL_SEARCH`] | [`FLAG_LAST`] | [`FLAG_NO_WINNER`] | [`FLAG_NO_COST`].
     pub flags: u8,
     /// AlphaZero value target for the side to move (+1 win, -1 loss, 0 no winner).
     pub z: f32,

@@ -9,6 +9,7 @@ MAGIC = b"PCNSP01\n"
 FLAG_FULL_SEARCH = 1
 FLAG_LAST = 2
 FLAG_NO_WINNER = 4
+FLAG_NO_COST = 8  # records made from proofs (`pcn verify --records`): no proof-cost target
 
 
 def read_header(path):

@@ -46,6 +46,7 @@ class Buffer:
         self.policy = t(r["policy"])
         self.costs = t(r[key])
         self.full = t(((r["flags"] & data.FLAG_FULL_SEARCH) != 0).astype(np.float32))
+        self.has_cost = t(((r["flags"] & data.FLAG_NO_COST) == 0).astype(np.float32))
         self.z = t(r["z"])
         n = h0["board_size"]
         self.perms = torch.as_tensor(data.symmetry_perms(n, h0["actions"])).to(self.dev)
@@ -66,8 +67,8 @@ class Buffer:
         return t
 
     def batch(self, gen, size, augment=True):
-        """One batch (x, policy, full, black two-hot, white two-hot, z) on the buffer's device;
-        `gen` is a torch.Generator on that device."""
+        """One batch (x, policy, full, black two-hot, white two-hot, z, has_cost) on the
+        buffer's device; `gen` is a torch.Generator on that device."""
         h = self.h
         n, p = h["board_size"], h["planes"]
         idx = torch.randint(0, self.n, (size,), device=self.dev, generator=gen)
@@ -89,7 +90,8 @@ class Buffer:
             pol = ps
         x = x.reshape(size, p, n, n)
         costs = self.costs[idx]
-        return x, pol, self.full[idx], self._two_hot(costs[:, 0]), self._two_hot(costs[:, 1]), self.z[idx]
+        return (x, pol, self.full[idx], self._two_hot(costs[:, 0]), self._two_hot(costs[:, 1]),
+                self.z[idx], self.has_cost[idx])
 
 
 def load_weights(net, model_dir):
@@ -124,14 +126,16 @@ def pick_device(name):
 
 def losses(net, batch):
     """(total, policy, black, white or value) for one batch."""
-    x, pol, full, tb, tw, z = batch
+    x, pol, full, tb, tw, z, has_cost = batch
     out = net(x)
     logp = F.log_softmax(out[0], 1)
     lp = -(pol * logp).sum(1)
     lp = (lp * full).sum() / full.sum().clamp(min=1.0)
     if net.cfg["kind"] == "pcn":
-        lb = -(tb * F.log_softmax(out[1], 1)).sum(1).mean()
-        lw = -(tw * F.log_softmax(out[2], 1)).sum(1).mean()
+        # Records from proofs carry no cost target: their heads' losses are left out.
+        n_cost = has_cost.sum().clamp(min=1.0)
+        lb = (-(tb * F.log_softmax(out[1], 1)).sum(1) * has_cost).sum() / n_cost
+        lw = (-(tw * F.log_softmax(out[2], 1)).sum(1) * has_cost).sum() / n_cost
         return lp + lb + lw, lp, lb, lw
     lv = F.mse_loss(out[1].squeeze(1), z)
     return lp + lv, lp, lv, torch.zeros((), device=lv.device)
