@@ -601,6 +601,26 @@ fn verify_records_turn_sound_proofs_into_training_records() {
         added.len()
     );
     assert!(added.iter().all(|r| r.game >= files.len() as u32));
+    // A sound proof of another game (Gomoku) is refused (exit 3), the file left as it was.
+    {
+        let (g, t) = gomoku_proofs(Rule::FourT, 1, 11)
+            .into_iter()
+            .next()
+            .expect("a Gomoku proof");
+        let f = write(&dir, "gomoku.sgf", &gomoku_proof_text(&g, &t, g.to_move()));
+        let before = std::fs::metadata(&rec).expect("rec").len();
+        let (code, err) = run(&[], &rec, std::slice::from_ref(&f));
+        assert_eq!(code, 3, "{err}");
+        assert!(err.contains("holds other games"), "{err}");
+        assert_eq!(std::fs::metadata(&rec).expect("rec").len(), before);
+        // The same within one run: the first proof's records stay, the second is refused.
+        let mixed = dir.join("mixed.rec");
+        let (code, err) = run(&[], &mixed, &[files[0].clone(), f]);
+        assert_eq!(code, 3, "{err}");
+        assert!(err.contains("not of the file's game"), "{err}");
+        let (_, kept) = read_all(&mixed).expect("record file");
+        assert_eq!(kept.len(), recs.iter().filter(|r| r.game == 0).count());
+    }
     // An unsound proof adds nothing and stops the run with exit 1.
     // (The wrong prover in the header: every leaf is won by the other colour.)
     let text = std::fs::read_to_string(&files[0]).expect("read");

@@ -10,7 +10,7 @@
 //! record (docs/training.md, "Records from proofs"): the network learns the moves our own
 //! solvers proved, next to the self-play searches' visit counts.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::Args;
 
@@ -18,7 +18,7 @@ use crate::game::Color;
 use crate::proof::verify::{summary, verify_file, verify_file_visit, ProvenNode};
 use crate::proof::ProofError;
 use crate::selfplay::record::{
-    Header, Record, RecordWriter, FLAG_FULL_SEARCH, FLAG_LAST, FLAG_NO_COST, FORMAT,
+    encode, Header, Record, RecordWriter, FLAG_FULL_SEARCH, FLAG_LAST, FLAG_NO_COST, FORMAT,
 };
 
 /// Exit code: a proof is unsound.
@@ -88,28 +88,23 @@ fn proof_record(n: &ProvenNode<'_>, game: u32) -> Record {
     }
 }
 
-/// What a record file's header needs to know of a proof's game.
-struct Shape {
-    rule: String,
-    prover: Color,
-    width: usize,
-    planes: usize,
-    actions: usize,
-}
-
-impl Shape {
-    fn of(n: &ProvenNode<'_>) -> Shape {
-        Shape {
-            rule: n.rule.clone(),
-            prover: n.prover,
-            width: n.width,
-            planes: n.planes,
-            actions: n.num_actions,
-        }
+/// The record-file header for the proofs' game (from a position of the first proof).
+fn header_of(n: &ProvenNode<'_>, bins: usize) -> Header {
+    Header {
+        format: FORMAT.into(),
+        game: n.rule.split('-').next().unwrap_or("").into(),
+        rule: n.rule.clone(),
+        board_size: n.width,
+        planes: n.planes,
+        actions: n.num_actions,
+        bins,
+        proof_color: n.prover.letter().to_string(),
+        record_bytes: Header::record_size(n.planes, n.width, n.num_actions),
     }
 }
 
 /// The open record file of `--records` and the next game index.
+#[derive(Default)]
 struct Sink {
     writer: Option<RecordWriter>,
     next_game: u32,
@@ -117,71 +112,64 @@ struct Sink {
 }
 
 impl Sink {
-    /// Writes one proof's records (as one "game"); opens the file on first use, with the
-    /// header of that proof's game.
-    fn write(
-        &mut self,
-        args: &VerifyArgs,
-        recs: &mut [Record],
-        shape: &Shape,
-    ) -> Result<(), String> {
-        let Some(path) = &args.records else {
-            return Ok(());
-        };
-        if recs.is_empty() {
+    /// Appends one proof's encoded records (`bytes`, made under `header`) as one "game":
+    /// opens the file on first use; a proof of another game or prover than the file's is
+    /// refused.
+    fn write(&mut self, path: &Path, header: &Header, bytes: &mut [u8]) -> Result<(), String> {
+        let size = header.record_bytes;
+        if bytes.is_empty() || size == 0 {
             return Ok(());
         }
         if self.writer.is_none() {
-            let header = Header {
-                format: FORMAT.into(),
-                game: shape.rule.split('-').next().unwrap_or("").into(),
-                rule: shape.rule.clone(),
-                board_size: shape.width,
-                planes: shape.planes,
-                actions: shape.actions,
-                bins: args.records_bins,
-                proof_color: shape.prover.letter().to_string(),
-                record_bytes: Header::record_size(shape.planes, shape.width, shape.actions),
-            };
-            let (w, done) = RecordWriter::open(path, &header).map_err(|e| e.to_string())?;
+            let (w, done) = RecordWriter::open(path, header).map_err(|e| e.to_string())?;
             self.next_game = done.last().map_or(0, |g| g + 1);
             self.writer = Some(w);
         }
-        let game = self.next_game;
+        let Some(w) = self.writer.as_mut() else {
+            return Ok(());
+        };
+        if w.header() != header {
+            return Err(format!(
+                "{}: this proof ({}, prover {}) is not of the file's game ({}, prover {})",
+                path.display(),
+                header.rule,
+                header.proof_color,
+                w.header().rule,
+                w.header().proof_color
+            ));
+        }
+        let game = self.next_game.to_le_bytes();
+        let n = bytes.len() / size;
+        for (i, rec) in bytes.chunks_exact_mut(size).enumerate() {
+            rec[..4].copy_from_slice(&game);
+            if i + 1 == n {
+                rec[7] |= FLAG_LAST;
+            }
+        }
+        w.write_encoded_game(bytes).map_err(|e| e.to_string())?;
         self.next_game += 1;
-        for r in recs.iter_mut() {
-            r.game = game;
-        }
-        if let Some(last) = recs.last_mut() {
-            last.flags |= FLAG_LAST;
-        }
-        if let Some(w) = self.writer.as_mut() {
-            w.write_game(recs).map_err(|e| e.to_string())?;
-        }
-        self.written += recs.len() as u64;
+        self.written += n as u64;
         Ok(())
     }
 }
 
 /// Runs `pcn verify`; returns the exit code.
 pub fn run(args: VerifyArgs) -> i32 {
-    let mut sink = Sink {
-        writer: None,
-        next_game: 0,
-        written: 0,
-    };
+    let mut sink = Sink::default();
     for f in &args.files {
-        let result = if args.records.is_some() {
-            let mut recs: Vec<Record> = Vec::new();
-            let mut shape: Option<Shape> = None;
+        let result = if let Some(path) = &args.records {
+            // Records are encoded as they are visited (a few hundred bytes each: a large
+            // proof's records take about as much memory as its parsed SGF does).
+            let mut bytes: Vec<u8> = Vec::new();
+            let mut header: Option<Header> = None;
             let r = verify_file_visit(f, &mut |n: &ProvenNode<'_>| {
-                shape.get_or_insert_with(|| Shape::of(n));
+                let h = header.get_or_insert_with(|| header_of(n, args.records_bins));
                 if n.sizes.iter().sum::<u64>() + 1 >= args.records_min_size {
-                    recs.push(proof_record(n, 0));
+                    encode(h, &proof_record(n, 0), &mut bytes);
                 }
             });
-            if let (Ok(_), Some(shape)) = (&r, shape) {
-                if let Err(e) = sink.write(&args, &mut recs, &shape) {
+            if let (Ok(_), Some(h)) = (&r, header) {
+                if let Err(e) = sink.write(path, &h, &mut bytes) {
                     eprintln!("{}: records: {e}", f.display());
                     return EXIT_BAD_FILE;
                 }

@@ -301,6 +301,33 @@ impl RecordWriter {
         ))
     }
 
+    /// Appends one game already encoded with [`encode`] under this file's header (whole
+    /// records; the last must carry [`FLAG_LAST`]) in one write.
+    pub fn write_encoded_game(&mut self, bytes: &[u8]) -> Result<(), RecordError> {
+        if !bytes.len().is_multiple_of(self.header.record_bytes) {
+            return Err(RecordError::Bad {
+                path: self.path.clone(),
+                reason: format!(
+                    "{} bytes are not whole records of {} bytes",
+                    bytes.len(),
+                    self.header.record_bytes
+                ),
+            });
+        }
+        self.file
+            .write_all(bytes)
+            .and_then(|_| self.file.flush())
+            .map_err(|source| RecordError::Io {
+                path: self.path.clone(),
+                source,
+            })
+    }
+
+    /// The header of the file.
+    pub fn header(&self) -> &Header {
+        &self.header
+    }
+
     /// Appends one game's records in one write (the last must carry [`FLAG_LAST`]).
     pub fn write_game(&mut self, recs: &[Record]) -> Result<(), RecordError> {
         let mut buf = Vec::with_capacity(recs.len() * self.header.record_bytes);
