@@ -53,7 +53,8 @@ pub struct VerifyArgs {
 
 /// The training record of a proven position: one-hot on the prover's move (the smallest
 /// subtree when the proof gives several), the subtree shares at the opponent's nodes.
-fn proof_record(n: &ProvenNode<'_>, game: u32) -> Record {
+/// The game index is left 0: [`Sink::write`] numbers the proof's records.
+fn proof_record(n: &ProvenNode<'_>) -> Record {
     let mut policy = vec![0.0f32; n.num_actions];
     let prover_moves = n.to_move == n.prover;
     let total: u64 = n.sizes.iter().sum();
@@ -75,7 +76,7 @@ fn proof_record(n: &ProvenNode<'_>, game: u32) -> Record {
         }
     }
     Record {
-        game,
+        game: 0,
         ply: n.ply.min(u16::MAX as usize) as u16,
         to_move: (n.to_move == Color::White) as u8,
         flags: FLAG_FULL_SEARCH | FLAG_NO_COST,
@@ -93,7 +94,7 @@ fn header_of(n: &ProvenNode<'_>, bins: usize) -> Header {
     Header {
         format: FORMAT.into(),
         game: n.rule.split('-').next().unwrap_or("").into(),
-        rule: n.rule.clone(),
+        rule: n.rule.to_string(),
         board_size: n.width,
         planes: n.planes,
         actions: n.num_actions,
@@ -165,7 +166,7 @@ pub fn run(args: VerifyArgs) -> i32 {
             let r = verify_file_visit(f, &mut |n: &ProvenNode<'_>| {
                 let h = header.get_or_insert_with(|| header_of(n, args.records_bins));
                 if n.sizes.iter().sum::<u64>() + 1 >= args.records_min_size {
-                    encode(h, &proof_record(n, 0), &mut bytes);
+                    encode(h, &proof_record(n), &mut bytes);
                 }
             });
             if let (Ok(_), Some(h)) = (&r, header) {

@@ -53,7 +53,7 @@ pub struct ProvenNode<'a> {
     /// Actions of the game (Killall-Go: the board points and pass).
     pub num_actions: usize,
     /// The game's rule name (`Game::name`, e.g. `killallgo-9x9`).
-    pub rule: String,
+    pub rule: &'a str,
     /// Input planes of [`Self::input`].
     pub planes: usize,
     /// `Game::encode_input` of this position: the encoding every network reads.
@@ -279,6 +279,12 @@ fn check<G: Game>(
     let mut legal: Vec<Move> = Vec::new();
     let mut stack: Vec<Frame> = Vec::new();
     let mut input: Vec<f32> = Vec::new();
+    // The rule name does not change along the walk.
+    let rule = if visit.is_some() {
+        g.name()
+    } else {
+        String::new()
+    };
     let mut enter = Some(root);
     loop {
         if let Some(id) = enter.take() {
@@ -370,8 +376,9 @@ fn check<G: Game>(
             break;
         };
         let (id, moves, next, sizes, mark) = top;
-        if sizes.len() < *next {
-            // The child entered last is finished: everything counted since is its subtree.
+        if visit.is_some() && sizes.len() < *next {
+            // The child entered last is finished: everything counted since is its subtree
+            // (kept only for a visitor).
             sizes.push(report.nodes - *mark);
         }
         if *next < moves.len() {
@@ -394,7 +401,7 @@ fn check<G: Game>(
                     ply: g.ply(),
                     width: g.width(),
                     num_actions: g.num_actions(),
-                    rule: g.name(),
+                    rule: &rule,
                     planes: g.input_planes(),
                     input: &input,
                     moves,

@@ -334,13 +334,7 @@ impl RecordWriter {
         for r in recs {
             encode(&self.header, r, &mut buf);
         }
-        self.file
-            .write_all(&buf)
-            .and_then(|_| self.file.flush())
-            .map_err(|source| RecordError::Io {
-                path: self.path.clone(),
-                source,
-            })
+        self.write_encoded_game(&buf)
     }
 }
 
