@@ -1,8 +1,8 @@
 //! The networks shipped in `weights/` and `--net auto`.
 //!
-//! `auto` picks the network trained for the game and board (`weights/killallgo9-pcn` for
-//! 9x9 Killall-Go), or none when there is none for it; `weights/gomoku15-pcn` (15x15
-//! Gomoku, 4T) is used only when named. The weights directory is `$PCN_WEIGHTS` when
+//! `auto` picks the network trained for the game, board and rule (`weights/killallgo9-pcn`
+//! for 9x9 Killall-Go, `weights/gomoku15-pcn` for 15x15 Gomoku under 4T), or none when
+//! there is none for it. The weights directory is `$PCN_WEIGHTS` when
 //! set, else `weights/` in the working directory, else the one of the source tree the
 //! binary was built in (`target/release/pcn` → `weights/`), else the copy built into the
 //! binary ([`BUILTIN`]), so that a binary copied on its own (into a Sabaki or Piskvork
@@ -21,11 +21,18 @@ pub const BUILTIN: &str = "builtin:";
 
 /// The networks built into the binary: `weights/<name>` as it was when the binary was built
 /// (name, model.safetensors, model.json).
-const BUILTIN_NETS: &[(&str, &[u8], &str)] = &[(
-    "killallgo9-pcn",
-    include_bytes!("../../weights/killallgo9-pcn/model.safetensors"),
-    include_str!("../../weights/killallgo9-pcn/model.json"),
-)];
+const BUILTIN_NETS: &[(&str, &[u8], &str)] = &[
+    (
+        "killallgo9-pcn",
+        include_bytes!("../../weights/killallgo9-pcn/model.safetensors"),
+        include_str!("../../weights/killallgo9-pcn/model.json"),
+    ),
+    (
+        "gomoku15-pcn",
+        include_bytes!("../../weights/gomoku15-pcn/model.safetensors"),
+        include_str!("../../weights/gomoku15-pcn/model.json"),
+    ),
+];
 
 /// The two files of a built-in network named by a `builtin:NAME` path, if there is one.
 pub fn builtin(path: &str) -> Option<(&'static [u8], &'static str)> {
@@ -38,12 +45,12 @@ pub fn builtin(path: &str) -> Option<(&'static [u8], &'static str)> {
 
 /// The shipped network's directory name for a game and board side (and Gomoku rule name),
 /// if one is made for it.
-pub fn shipped_name(game: NetGame, board_size: usize, _rule: &str) -> Option<&'static str> {
+pub fn shipped_name(game: NetGame, board_size: usize, rule: &str) -> Option<&'static str> {
     match (game, board_size) {
         (NetGame::KillallGo, 9) => Some("killallgo9-pcn"),
-        // weights/gomoku15-pcn is shipped for `--net weights/gomoku15-pcn` only: it solves
-        // more of our own positions than no network but fewer of the shared problems at
-        // 60 s (its README), and a default must not solve fewer anywhere.
+        // Its games were played, and its gate measured, under 4T only: under another rule
+        // its proof costs would describe a different game.
+        (NetGame::Gomoku, 15) if rule == "4t" => Some("gomoku15-pcn"),
         _ => None,
     }
 }
@@ -121,7 +128,10 @@ mod tests {
             Some("killallgo9-pcn")
         );
         assert_eq!(shipped_name(NetGame::KillallGo, 7, ""), None);
-        assert_eq!(shipped_name(NetGame::Gomoku, 15, "4t"), None);
+        assert_eq!(
+            shipped_name(NetGame::Gomoku, 15, "4t"),
+            Some("gomoku15-pcn")
+        );
         assert_eq!(shipped_name(NetGame::Gomoku, 15, "renju"), None);
         assert_eq!(shipped_name(NetGame::Gomoku, 15, "freestyle"), None);
         assert_eq!(shipped_name(NetGame::Gomoku, 20, "4t"), None);
