@@ -11,6 +11,7 @@
 use std::path::PathBuf;
 
 use super::NetGame;
+use crate::game::gomoku::Rule;
 
 /// The `--net` value that picks the shipped network.
 pub const AUTO: &str = "auto";
@@ -50,7 +51,7 @@ pub fn shipped_name(game: NetGame, board_size: usize, rule: &str) -> Option<&'st
         (NetGame::KillallGo, 9) => Some("killallgo9-pcn"),
         // Its games were played, and its gate measured, under 4T only: under another rule
         // its proof costs would describe a different game.
-        (NetGame::Gomoku, 15) if rule == "4t" => Some("gomoku15-pcn"),
+        (NetGame::Gomoku, 15) if rule == Rule::FourT.name() => Some("gomoku15-pcn"),
         _ => None,
     }
 }
