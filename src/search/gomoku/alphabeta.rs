@@ -48,10 +48,12 @@ const LMR_FROM: usize = 4;
 /// `cell_score` of a point where a colour makes an open three (or more) in one line.
 const WEIGHT_THREE: i32 = 100;
 /// Reverse futility: a quiet non-PV node at depth <= this whose static evaluation beats beta
-/// by `RFP_MARGIN` per ply of depth is cut without search.
-const RFP_DEPTH: i32 = 2;
+/// by `RFP_MARGIN` per ply of depth is cut without search. Deep and narrow (rather than only
+/// the last plies with a wide margin) because the search then reaches its depths sooner and
+/// plays better at the fast gate (docs/notebook/2026-11-27-deeper-reverse-futility.md).
+const RFP_DEPTH: i32 = 8;
 /// See `RFP_DEPTH` (thousandths of a logit per ply).
-const RFP_MARGIN: i32 = 600;
+const RFP_MARGIN: i32 = 300;
 /// Futility: at depth <= this, in a quiet node whose static evaluation plus `FUT_MARGIN` per
 /// ply is still at most alpha, moves that make or stop no three are skipped.
 const FUT_DEPTH: i32 = 2;
