@@ -48,9 +48,10 @@ const LMR_FROM: usize = 4;
 /// `cell_score` of a point where a colour makes an open three (or more) in one line.
 const WEIGHT_THREE: i32 = 100;
 /// Reverse futility: a quiet non-PV node at depth <= this whose static evaluation beats beta
-/// by `RFP_MARGIN` per ply of depth is cut without search. Deep and narrow (rather than only
-/// the last plies with a wide margin) because the search then reaches its depths sooner and
-/// plays better at the fast gate (docs/notebook/2026-11-27-deeper-reverse-futility.md).
+/// by `RFP_MARGIN` per ply of depth is cut without search. It applies well above the last
+/// plies, with a margin that grows with the depth left, so that clearly won subtrees are not
+/// searched at any depth and each iteration completes sooner (the measurement behind the
+/// values: docs/notebook/2026-11-27-deeper-reverse-futility.md).
 const RFP_DEPTH: i32 = 8;
 /// See `RFP_DEPTH` (thousandths of a logit per ply).
 const RFP_MARGIN: i32 = 300;
