@@ -136,13 +136,15 @@ fn main() {
         100.0 * s.root_threat_nodes as f64 / n,
     );
     println!(
-        "total interior: quiet {:.1}% (cut to the width {:.1}% of them) defend {:.1}% forced {:.1}%; rfp cuts {} futility skips {}",
+        "total interior: quiet {:.1}% (cut to the width {:.1}% of them) defend {:.1}% forced {:.1}%; rfp cuts {} futility skips {} razor cuts {} of {}",
         pct(s.quiet, s.interior),
         pct(s.truncated, s.quiet),
         pct(s.defend, s.interior),
         pct(s.forced, s.interior),
         s.rfp_cuts,
-        s.futility_skips
+        s.futility_skips,
+        s.razor_cuts,
+        s.razor_tries
     );
     println!(
         "total fail-highs {}: first move {:.1}% mean index {:.2} with a table move {:.1}%; table hits {:.1}% cuts {:.1}%; PVS re-searches {:.1}% of interior; LMR {} searches, {:.1}% re-searched",
@@ -193,6 +195,8 @@ fn add(
     t.truncated += s.truncated;
     t.rfp_cuts += s.rfp_cuts;
     t.futility_skips += s.futility_skips;
+    t.razor_tries += s.razor_tries;
+    t.razor_cuts += s.razor_cuts;
 }
 
 /// A position line: the board size, then the moves in GTP coordinates.

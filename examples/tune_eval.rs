@@ -26,14 +26,21 @@
 //! - `--size N`: keep only N x N games (all files; default: every size);
 //! - `--extra centre`: two extra features per position (each side's stones near the centre,
 //!   see `centre_score`), to see whether they lower the held-out loss; their weights are
-//!   printed after the array and are not part of the player.
+//!   printed after the array and are not part of the player;
+//! - `--extra pairs`: 168 extra features per position, the counts of the empty points near
+//!   stones by their pair of cell classes (the side to move's, the opponent's; see
+//!   `pair_counts`), to see how much a table over both colours' classes of a point would add;
+//!   their weights are printed as a 13 x 13 table after the array, not part of the player.
 //!
 //! Output: per file, the held-out loss of the shipped weights and of the fit; the weights as a
 //! Rust array in thousandths of a logit, ready to paste.
 
 use pcn::game::gomoku::{Gomoku, Rule};
 use pcn::game::Game;
-use pcn::search::gomoku::alphabeta::{eval_features, tuned_eval, EVAL_FEATURES};
+use pcn::game::gomoku::pattern::EMPTY;
+use pcn::search::gomoku::alphabeta::{
+    cell_class, eval_features, near_stone, tuned_eval, CELL_CLASSES, EVAL_FEATURES,
+};
 
 /// One position: its features, the game's result from the side to move's view, whether it is
 /// held out, its weight in the fit, the file it came from, and the shipped evaluation's logit.
@@ -78,7 +85,7 @@ fn parse_games(
     file: usize,
     usage: FileUse,
     only_size: Option<usize>,
-    extra: bool,
+    extra: u8,
 ) -> usize {
     let mut parsed = 0;
     for chunk in text.split("(;").skip(1) {
@@ -132,9 +139,12 @@ fn parse_games(
                         None => 0.5,
                     };
                     let mut ff: Vec<f64> = f.iter().map(|&a| a as f64).collect();
-                    if extra {
+                    if extra == 1 {
                         ff.push(centre_score(&stones[stm], size));
                         ff.push(centre_score(&stones[1 - stm], size));
+                    }
+                    if extra == 2 {
+                        ff.extend(pair_counts(&g));
                     }
                     samples.push(Sample {
                         f: ff,
@@ -155,6 +165,29 @@ fn parse_games(
         }
     }
     parsed
+}
+
+/// Number of pair features: (side to move's class, opponent's class) of a point, each
+/// `CELL_CLASSES` for none, less the pair (none, none).
+const PAIRS: usize = (CELL_CLASSES + 1) * (CELL_CLASSES + 1) - 1;
+
+/// Counts of the empty points near stones by their pair of cell classes (side to move's,
+/// opponent's): what one stone of each colour would make there, seen together.
+fn pair_counts(g: &Gomoku) -> Vec<f64> {
+    let me = g.to_move();
+    let mut v = vec![0.0; PAIRS];
+    for cell in g.cell_range() {
+        if g.cell_value(cell) != EMPTY || !near_stone(g, cell) {
+            continue;
+        }
+        let a = cell_class(&g.patterns(cell, me));
+        let b = cell_class(&g.patterns(cell, me.opp()));
+        let k = a * (CELL_CLASSES + 1) + b;
+        if k < PAIRS {
+            v[k] += 1.0;
+        }
+    }
+    v
 }
 
 fn sigmoid(z: f64) -> f64 {
@@ -199,7 +232,7 @@ fn main() {
         test_only: false,
     };
     let mut only_size = None;
-    let mut extra = false;
+    let mut extra = 0u8;
     let mut files = Vec::new();
     // First pass: --size and --extra apply to every file, so they are read before any file.
     let all: Vec<String> = std::env::args().skip(1).collect();
@@ -215,10 +248,11 @@ fn main() {
             }
             "--extra" => {
                 i += 1;
-                if all.get(i).map(String::as_str) != Some("centre") {
-                    usage_exit("--extra takes: centre");
-                }
-                extra = true;
+                extra = match all.get(i).map(String::as_str) {
+                    Some("centre") => 1,
+                    Some("pairs") => 2,
+                    _ => usage_exit("--extra takes: centre, pairs"),
+                };
             }
             _ => {}
         }
@@ -264,7 +298,12 @@ fn main() {
         }
         i += 1;
     }
-    let nf = EVAL_FEATURES + if extra { 2 } else { 0 };
+    let nf = EVAL_FEATURES
+        + match extra {
+            1 => 2,
+            2 => PAIRS,
+            _ => 0,
+        };
     let train_w: f64 = samples.iter().filter(|s| !s.test).map(|s| s.w).sum();
     let train = samples.iter().filter(|s| !s.test).count();
     eprintln!(
@@ -354,7 +393,24 @@ fn main() {
         .map(|x| format!("{}", (x * 1000.0).round() as i64))
         .collect();
     println!("[{}]", ints.join(", "));
-    if extra {
+    if extra == 2 {
+        let n = CELL_CLASSES + 1;
+        eprintln!("pair weights (thousandths), rows: side to move's class 0..=12, columns: the opponent's");
+        for a in 0..n {
+            let row: Vec<String> = (0..n)
+                .map(|b| {
+                    let k = a * n + b;
+                    if k < PAIRS {
+                        format!("{:5}", (w[EVAL_FEATURES + k] * 1000.0).round() as i64)
+                    } else {
+                        "    -".to_string()
+                    }
+                })
+                .collect();
+            eprintln!("  {a:2}: {}", row.join(" "));
+        }
+    }
+    if extra == 1 {
         eprintln!(
             "extra weights (thousandths): centre own {:.0}, centre opponent {:.0}",
             w[EVAL_FEATURES] * 1000.0,

@@ -60,6 +60,18 @@ const RFP_MARGIN: i32 = 300;
 const FUT_DEPTH: i32 = 2;
 /// See `FUT_DEPTH` (thousandths of a logit per ply).
 const FUT_MARGIN: i32 = 600;
+/// Razoring: a quiet non-PV node at depth <= this whose static evaluation plus
+/// `RAZOR_MARGIN` per ply is still at most alpha is judged as a leaf (a VCF for the side to
+/// move, else the static evaluation) and cut when that does not beat alpha: a position this
+/// far behind is rarely saved by a quiet move within a few plies, and the VCF catches the
+/// wins by fours that the evaluation cannot see.
+const RAZOR_DEPTH: i32 = 3;
+/// See `RAZOR_DEPTH` (thousandths of a logit per ply).
+const RAZOR_MARGIN: i32 = 500;
+/// Internal iterative reduction: a quiet node at depth >= this with no table move is searched
+/// one ply shallower. Without a table move its ordering is the static one, so a full-depth
+/// search there costs the most; the next iteration finds the table move this one stored.
+const IIR_DEPTH: i32 = 4;
 
 /// Whether the empty `cell` has a stone within distance two along one of the four lines.
 ///
@@ -803,6 +815,10 @@ pub struct TreeStats {
     pub rfp_cuts: u64,
     /// Moves skipped by futility pruning.
     pub futility_skips: u64,
+    /// Quiet nodes judged as a leaf by razoring.
+    pub razor_tries: u64,
+    /// Razoring cuts (the leaf judgement did not beat alpha, or found a VCF win).
+    pub razor_cuts: u64,
 }
 
 /// The main player. See the module docs.
@@ -1086,6 +1102,25 @@ impl AlphaBeta {
             self.stats.rfp_cuts += 1;
             self.stack[ply] = cands;
             return eval;
+        }
+        if quiet
+            && non_pv
+            && depth <= RAZOR_DEPTH
+            && alpha.abs() < WIN_THRESHOLD
+            && eval + RAZOR_MARGIN * depth <= alpha
+        {
+            self.stats.razor_tries += 1;
+            let v = self.leaf_vcf(g, budget, my_four, ply);
+            let v = v.unwrap_or_else(|| static_eval(sum_me, sum_opp));
+            // A VCF win is a proof: return it whatever the bound.
+            if v <= alpha || v >= WIN_THRESHOLD {
+                self.stats.razor_cuts += 1;
+                self.stack[ply] = cands;
+                return v;
+            }
+        }
+        if quiet && depth >= IIR_DEPTH && tt_cell == NO_CELL {
+            child_depth -= 1;
         }
         let futile = quiet
             && depth <= FUT_DEPTH
