@@ -1784,8 +1784,10 @@ mod tests {
         }
     }
 
-    /// A quiet 15x15 middle game: a balanced opening that the player continues for eight
-    /// moves at 5 000 nodes each (deterministic).
+    /// A quiet 15x15 middle game: a balanced opening that the player continues for up to
+    /// eight moves at 5 000 nodes each (deterministic), stopping before a position whose
+    /// root threat search already settles it at 150 000 nodes (the multi-threaded tests need
+    /// a search that reaches the deepening, where the helpers run).
     fn middle_game() -> Gomoku {
         let Ok(mut g) = Gomoku::new(15, 15, Rule::Freestyle) else {
             panic!("board");
@@ -1797,13 +1799,24 @@ mod tests {
         ab.set_memory(8 << 20);
         let stop = AtomicBool::new(false);
         for _ in 0..8 {
-            match ab
+            let Some(m) = ab
                 .search(&g, &Limits::nodes(5_000), &stop, &mut |_| {})
                 .best
-            {
-                Some(m) if g.outcome().is_none() => g.play_unchecked(m),
-                _ => break,
+            else {
+                break;
+            };
+            let mut next = g.clone();
+            next.play_unchecked(m);
+            if next.outcome().is_some() {
+                break;
             }
+            let mut probe = AlphaBeta::new();
+            probe.set_memory(8 << 20);
+            let r = probe.search(&next, &Limits::nodes(150_000), &stop, &mut |_| {});
+            if r.proven.is_some() || r.nodes < 1_000 {
+                break;
+            }
+            g = next;
         }
         assert!(g.outcome().is_none(), "the test position is decided: {g:?}");
         g
