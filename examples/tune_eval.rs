@@ -35,9 +35,9 @@
 //! Output: per file, the held-out loss of the shipped weights and of the fit; the weights as a
 //! Rust array in thousandths of a logit, ready to paste.
 
+use pcn::game::gomoku::pattern::EMPTY;
 use pcn::game::gomoku::{Gomoku, Rule};
 use pcn::game::Game;
-use pcn::game::gomoku::pattern::EMPTY;
 use pcn::search::gomoku::alphabeta::{
     cell_class, eval_features, near_stone, tuned_eval, CELL_CLASSES, EVAL_FEATURES,
 };
