@@ -85,7 +85,7 @@ fn parse_games(
     file: usize,
     usage: FileUse,
     only_size: Option<usize>,
-    extra: u8,
+    extra: Extra,
 ) -> usize {
     let mut parsed = 0;
     for chunk in text.split("(;").skip(1) {
@@ -139,11 +139,11 @@ fn parse_games(
                         None => 0.5,
                     };
                     let mut ff: Vec<f64> = f.iter().map(|&a| a as f64).collect();
-                    if extra == 1 {
+                    if extra == Extra::Centre {
                         ff.push(centre_score(&stones[stm], size));
                         ff.push(centre_score(&stones[1 - stm], size));
                     }
-                    if extra == 2 {
+                    if extra == Extra::Pairs {
                         ff.extend(pair_counts(&g));
                     }
                     samples.push(Sample {
@@ -165,6 +165,27 @@ fn parse_games(
         }
     }
     parsed
+}
+
+/// Extra features added to each position (`--extra`), reported but not part of the player.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Extra {
+    None,
+    /// Each side's stones near the centre (two features, see `centre_score`).
+    Centre,
+    /// Points by their pair of cell classes (`PAIRS` features, see `pair_counts`).
+    Pairs,
+}
+
+impl Extra {
+    /// How many features it adds.
+    fn len(self) -> usize {
+        match self {
+            Extra::None => 0,
+            Extra::Centre => 2,
+            Extra::Pairs => PAIRS,
+        }
+    }
 }
 
 /// Number of pair features: (side to move's class, opponent's class) of a point, each
@@ -232,7 +253,7 @@ fn main() {
         test_only: false,
     };
     let mut only_size = None;
-    let mut extra = 0u8;
+    let mut extra = Extra::None;
     let mut files = Vec::new();
     // First pass: --size and --extra apply to every file, so they are read before any file.
     let all: Vec<String> = std::env::args().skip(1).collect();
@@ -249,8 +270,8 @@ fn main() {
             "--extra" => {
                 i += 1;
                 extra = match all.get(i).map(String::as_str) {
-                    Some("centre") => 1,
-                    Some("pairs") => 2,
+                    Some("centre") => Extra::Centre,
+                    Some("pairs") => Extra::Pairs,
                     _ => usage_exit("--extra takes: centre, pairs"),
                 };
             }
@@ -298,12 +319,7 @@ fn main() {
         }
         i += 1;
     }
-    let nf = EVAL_FEATURES
-        + match extra {
-            1 => 2,
-            2 => PAIRS,
-            _ => 0,
-        };
+    let nf = EVAL_FEATURES + extra.len();
     let train_w: f64 = samples.iter().filter(|s| !s.test).map(|s| s.w).sum();
     let train = samples.iter().filter(|s| !s.test).count();
     eprintln!(
@@ -393,7 +409,7 @@ fn main() {
         .map(|x| format!("{}", (x * 1000.0).round() as i64))
         .collect();
     println!("[{}]", ints.join(", "));
-    if extra == 2 {
+    if extra == Extra::Pairs {
         let n = CELL_CLASSES + 1;
         eprintln!("pair weights (thousandths), rows: side to move's class 0..=12, columns: the opponent's");
         for a in 0..n {
@@ -410,7 +426,7 @@ fn main() {
             eprintln!("  {a:2}: {}", row.join(" "));
         }
     }
-    if extra == 1 {
+    if extra == Extra::Centre {
         eprintln!(
             "extra weights (thousandths): centre own {:.0}, centre opponent {:.0}",
             w[EVAL_FEATURES] * 1000.0,

@@ -1068,9 +1068,9 @@ impl AlphaBeta {
             Tactic::Defend | Tactic::Quiet => {
                 if depth <= 0 || ply >= MAX_PLY {
                     self.stats.leaves += 1;
-                    let vcf = self.leaf_vcf(g, budget, my_four, ply);
+                    let v = self.leaf_value(g, budget, my_four, ply, sum_me, sum_opp);
                     self.stack[ply] = cands;
-                    return vcf.unwrap_or_else(|| static_eval(sum_me, sum_opp));
+                    return v;
                 }
             }
         }
@@ -1110,8 +1110,7 @@ impl AlphaBeta {
             && eval + RAZOR_MARGIN * depth <= alpha
         {
             self.stats.razor_tries += 1;
-            let v = self.leaf_vcf(g, budget, my_four, ply);
-            let v = v.unwrap_or_else(|| static_eval(sum_me, sum_opp));
+            let v = self.leaf_value(g, budget, my_four, ply, sum_me, sum_opp);
             // A VCF win is a proof: return it whatever the bound.
             if v <= alpha || v >= WIN_THRESHOLD {
                 self.stats.razor_cuts += 1;
@@ -1214,6 +1213,21 @@ impl AlphaBeta {
         }
         self.tt_store(key, depth, mate_to_tt(best, ply), flag, best_cell);
         best
+    }
+
+    /// What a leaf is worth: the mate score of a [`Self::leaf_vcf`] win, else the static
+    /// evaluation of the pattern sums (also razoring's judgement of a node).
+    fn leaf_value(
+        &mut self,
+        g: &mut Gomoku,
+        budget: &mut Budget,
+        my_four: bool,
+        ply: usize,
+        sum_me: i32,
+        sum_opp: i32,
+    ) -> i32 {
+        self.leaf_vcf(g, budget, my_four, ply)
+            .unwrap_or_else(|| static_eval(sum_me, sum_opp))
     }
 
     /// Threat search at a leaf: a win by continuous fours for the side to move, as a mate
