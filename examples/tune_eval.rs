@@ -32,6 +32,20 @@
 //!   `pair_counts`), to see how much a table over both colours' classes of a point would add;
 //!   their weights are printed as a 13 x 13 table after the array, not part of the player.
 //!
+//! - `--teacher-scale S`: units of a teacher's evaluation per logit (default 200, Rapfi's).
+//!
+//! A file whose name ends in `.labels` holds positions labelled by a teacher engine instead of
+//! games (`scripts/teacher_labels.py` writes them: the moves as concatenated SGF points, then
+//! the teacher's evaluation from the side to move's view); each position's target is the
+//! teacher's winning chance, sigmoid(evaluation / S), and every fifth line is held out:
+//!
+//! ```sh
+//! zcat docs/data/eval-teacher-a.labels.gz > /tmp/a.labels
+//! zcat docs/data/eval-teacher-b.labels.gz > /tmp/b.labels
+//! cargo run --release --example tune_eval -- --size 15 /tmp/rest.sgf --weight 2 /tmp/a.sgf \
+//!     /tmp/a.labels /tmp/b.labels
+//! ```
+//!
 //! Output: per file, the held-out loss of the shipped weights and of the fit; the weights as a
 //! Rust array in thousandths of a logit, ready to paste.
 
@@ -167,6 +181,75 @@ fn parse_games(
     parsed
 }
 
+/// Parses a file of positions labelled by a teacher engine (one a line: the moves as
+/// concatenated SGF points from the empty board, Black first, then the teacher's evaluation
+/// from the side to move's view in units of `scale` per logit) into `samples`; each
+/// position's target is the teacher's winning chance. Every fifth line is held out (test-only
+/// files: every line). Returns the number of positions read.
+fn parse_labels(
+    text: &str,
+    samples: &mut Vec<Sample>,
+    file: usize,
+    usage: FileUse,
+    size: usize,
+    scale: f64,
+    extra: Extra,
+) -> usize {
+    let mut n = 0;
+    for (k, line) in text.lines().enumerate() {
+        let mut parts = line.split_whitespace();
+        let (Some(moves), Some(ev)) = (parts.next(), parts.next()) else {
+            continue;
+        };
+        let Ok(ev) = ev.parse::<f64>() else {
+            continue;
+        };
+        let Ok(mut g) = Gomoku::new(size, size, Rule::Freestyle) else {
+            return n;
+        };
+        let b = moves.as_bytes();
+        if b.len() % 2 != 0 {
+            continue;
+        }
+        let ok = b.chunks(2).all(|c| {
+            let x = c[0].wrapping_sub(b'a') as usize;
+            let y = c[1].wrapping_sub(b'a') as usize;
+            x < size && y < size && g.play((y * size + x) as u16).is_ok()
+        });
+        if !ok || g.outcome().is_some() {
+            continue;
+        }
+        let Some(f) = eval_features(&g) else {
+            continue;
+        };
+        let mut ff: Vec<f64> = f.iter().map(|&a| a as f64).collect();
+        match extra {
+            Extra::None => {}
+            Extra::Centre => {
+                let mut st: [Vec<(usize, usize)>; 2] = [Vec::new(), Vec::new()];
+                for (i, c) in b.chunks(2).enumerate() {
+                    st[i % 2].push(((c[0] - b'a') as usize, (c[1] - b'a') as usize));
+                }
+                let stm = b.len() / 2 % 2;
+                ff.push(centre_score(&st[stm], size));
+                ff.push(centre_score(&st[1 - stm], size));
+            }
+            Extra::Pairs => ff.extend(pair_counts(&g)),
+        }
+        samples.push(Sample {
+            f: ff,
+            y: sigmoid(ev / scale),
+            test: usage.test_only || k % 5 == 0,
+            w: usage.weight,
+            file,
+            test_only: usage.test_only,
+            shipped: tuned_eval(&f) as f64 / 1000.0,
+        });
+        n += 1;
+    }
+    n
+}
+
 /// Extra features added to each position (`--extra`), reported but not part of the player.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Extra {
@@ -254,6 +337,7 @@ fn main() {
     };
     let mut only_size = None;
     let mut extra = Extra::None;
+    let mut scale = 200.0;
     let mut files = Vec::new();
     // First pass: --size and --extra apply to every file, so they are read before any file.
     let all: Vec<String> = std::env::args().skip(1).collect();
@@ -284,6 +368,14 @@ fn main() {
         let a = all[i].as_str();
         match a {
             "--size" | "--extra" => i += 1,
+            "--teacher-scale" => {
+                i += 1;
+                scale = all
+                    .get(i)
+                    .and_then(|s| s.parse::<f64>().ok())
+                    .filter(|w| *w > 0.0 && w.is_finite())
+                    .unwrap_or_else(|| usage_exit("--teacher-scale needs a positive number"));
+            }
             "--weight" => {
                 i += 1;
                 usage.weight = all
@@ -295,6 +387,23 @@ fn main() {
             "--test" => usage.test_only = true,
             "--train" => usage.test_only = false,
             path => match std::fs::read_to_string(path) {
+                Ok(t) if path.ends_with(".labels") => {
+                    let n = parse_labels(
+                        &t,
+                        &mut samples,
+                        files.len(),
+                        usage,
+                        only_size.unwrap_or(15),
+                        scale,
+                        extra,
+                    );
+                    eprintln!(
+                        "{path}: {n} labelled positions, weight {}{}",
+                        usage.weight,
+                        if usage.test_only { ", test only" } else { "" }
+                    );
+                    files.push(path.to_string());
+                }
                 Ok(t) => {
                     let before = samples.len();
                     let n = parse_games(

@@ -43,8 +43,30 @@ const LEAF_VCF_NODES: u64 = 30;
 const LEAF_VCF_DEPTH: u32 = 12;
 /// Entries (log 2) of each table of a helper thread's threat solver (Lazy SMP).
 const HELPER_THREAT_BITS: u32 = 16;
-/// Quiet moves from this index on (in search order) get late-move reductions.
-const LMR_FROM: usize = 4;
+/// Late-move reductions: a quiet move that makes no four, searched `i`-th (from 0) at depth
+/// `d`, is first searched `LMR_SCALE / 100 * ln(d) * ln(i)` plies shallower (rounded down),
+/// one more ply when the node's evaluation is not above that of two plies before (the side
+/// to move is not improving). The later a move comes in the ordering and the deeper the node,
+/// the less likely it is best, and a move that beats alpha is searched again at full depth
+/// (the measurement behind the formula: docs/notebook/2026-11-27-teacher-eval.md).
+const LMR_SCALE: f64 = 60.0;
+/// Depths and move indices of the reduction table (larger ones use its last entry).
+const LMR_TABLE: usize = 64;
+
+/// The reduction table of [`LMR_SCALE`], indexed `[depth][move index]`.
+static LMR: once_cell::sync::Lazy<Vec<[i8; LMR_TABLE]>> = once_cell::sync::Lazy::new(|| {
+    (0..LMR_TABLE)
+        .map(|d| {
+            let mut row = [0i8; LMR_TABLE];
+            for (i, r) in row.iter_mut().enumerate().skip(1) {
+                if d > 0 {
+                    *r = (LMR_SCALE / 100.0 * (d as f64).ln() * (i as f64).ln()) as i8;
+                }
+            }
+            row
+        })
+        .collect()
+});
 /// `cell_score` of a point where a colour makes an open three (or more) in one line.
 const WEIGHT_THREE: i32 = 100;
 /// Reverse futility: a quiet non-PV node at depth <= this whose static evaluation beats beta
@@ -855,6 +877,9 @@ pub struct AlphaBeta {
     /// Per ply of the current search, the region that holds every candidate point (the
     /// root's from its stones, each child's widened by the move that leads to it).
     regions: Vec<Region>,
+    /// Per ply of the current search, the static evaluation of a quiet node (`i32::MIN` for
+    /// the others), for "improving" in the late-move reductions.
+    evals: Vec<i32>,
     /// Where the last search's nodes went (this thread's).
     stats: TreeStats,
 }
@@ -916,6 +941,7 @@ impl AlphaBeta {
             defending: false,
             leaf_vcf_nodes: LEAF_VCF_NODES,
             regions: Vec::new(),
+            evals: vec![i32::MIN; MAX_PLY + 2],
             stats: TreeStats::default(),
         }
     }
@@ -1093,6 +1119,10 @@ impl AlphaBeta {
         // the futility margins below are in the same units as the leaves' scores / 1.5.
         let eval = sum_me;
         let non_pv = beta0 - alpha == 1;
+        // Improving: the evaluation beats that of the side to move's last node two plies up
+        // (unknown there, e.g. a forced reply, counts as improving).
+        self.evals[ply] = if quiet { eval } else { i32::MIN };
+        let improving = ply < 2 || self.evals[ply - 2] == i32::MIN || eval > self.evals[ply - 2];
         if quiet
             && non_pv
             && depth <= RFP_DEPTH
@@ -1153,9 +1183,15 @@ impl AlphaBeta {
                     } else {
                         // Late quiet moves are searched shallower first; one that beats
                         // alpha is searched again at full depth.
-                        let r = if quiet && depth >= 3 && i >= LMR_FROM && !c.my_four && !c.opp_four
-                        {
-                            1 + i32::from(depth >= 6 && i >= 2 * LMR_FROM)
+                        let r = if quiet && depth >= 3 && !c.my_four && !c.opp_four {
+                            let base = i32::from(
+                                LMR[(depth as usize).min(LMR_TABLE - 1)][i.min(LMR_TABLE - 1)],
+                            );
+                            if base > 0 {
+                                (base + i32::from(!improving)).min(depth - 1)
+                            } else {
+                                0
+                            }
                         } else {
                             0
                         };

@@ -1,0 +1,118 @@
+#!/usr/bin/env python3
+"""Positions of c-gomoku-cli games labelled with another brain's evaluation (Rapfi), for
+`examples/tune_eval.rs` (files ending in `.labels`).
+
+Every position of every 15x15 freestyle game in the SGF files from the end of the opening on
+(the last move excluded) is searched by the brain for MS milliseconds as the side to move; the
+evaluation it reports (`MESSAGE ... Eval N`, Rapfi's format, the side to move's view) is
+written after the position's moves:
+
+    hhgigj... -37
+
+A reported mate (`+M7` / `-M7`) is written as +-MATE (default 1000; 0 leaves such positions
+out). Games are dealt round-robin to SHARDS so that several copies can run side by side:
+
+    scripts/teacher_labels.py OUT MS SHARD SHARDS GAMES.sgf... [--mate N]
+
+The brain is $RAPFI, run in its own folder. Rapfi now and then answers a `BOARD` line with
+`ERROR Unknown command`; such a position is dropped and the brain restarted.
+"""
+import os
+import re
+import subprocess
+import sys
+
+
+class Brain:
+    def __init__(self, path, ms):
+        self.path, self.ms = path, ms
+        self.start()
+
+    def start(self):
+        self.p = subprocess.Popen([self.path], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                  text=True, bufsize=1,
+                                  cwd=os.path.dirname(os.path.abspath(self.path)))
+        self.send("START 15")
+        while self.read() != "OK":
+            pass
+        self.send(f"INFO timeout_turn {self.ms}")
+        self.send("INFO timeout_match 100000000")
+        self.send("INFO max_memory 350000000")
+
+    def send(self, s):
+        self.p.stdin.write(s + "\n")
+        self.p.stdin.flush()
+
+    def read(self):
+        line = self.p.stdout.readline()
+        if not line:
+            raise RuntimeError("the brain exited")
+        return line.strip()
+
+    def evaluate(self, moves, mate):
+        """The brain's evaluation of the position after `moves`, None when it has none."""
+        self.send("BOARD")
+        n = len(moves)
+        for i, (x, y) in enumerate(moves):
+            # 1: the side to move's stones (the brain's own), 2: the opponent's.
+            self.send(f"{x},{y},{1 if (n - i) % 2 == 0 else 2}")
+        self.send("DONE")
+        ev = None
+        while True:
+            line = self.read()
+            if line.startswith("MESSAGE") and "Eval " in line:
+                tok = line.split("Eval ")[1].split()[0]
+                try:
+                    ev = int(tok)
+                except ValueError:
+                    ev = mate if tok.startswith("+M") else -mate if tok.startswith("-M") else None
+                    ev = ev or None
+            elif line.startswith("ERROR"):
+                raise RuntimeError(line)
+            elif not line.startswith(("MESSAGE", "DEBUG")) and "," in line:
+                return ev
+
+    def restart(self):
+        self.p.kill()
+        self.start()
+
+
+def main():
+    args = sys.argv[1:]
+    mate = 1000
+    if "--mate" in args:
+        i = args.index("--mate")
+        mate = int(args[i + 1])
+        del args[i:i + 2]
+    if len(args) < 5:
+        sys.exit(__doc__)
+    out, ms, shard, shards = args[0], int(args[1]), int(args[2]), int(args[3])
+    brain = Brain(os.environ.get("RAPFI") or sys.exit("set RAPFI to the brain's path"), ms)
+    k = 0
+    with open(out, "w") as fo:
+        for path in args[4:]:
+            for g in re.split(r"\(;", open(path).read()):
+                if "SZ[15]" not in g or "RU[0]" not in g:
+                    continue
+                k += 1
+                if k % shards != shard:
+                    continue
+                mv = re.findall(r";[BW]\[([a-z])([a-z])\](C\[opening move\])?", g)
+                opening = sum(1 for m in mv if m[2])
+                pts = [(ord(a) - 97, ord(b) - 97) for a, b, _ in mv]
+                for n in range(opening, len(pts)):
+                    try:
+                        ev = brain.evaluate(pts[:n], mate)
+                    except RuntimeError:
+                        brain.restart()
+                        continue
+                    if ev is None or abs(ev) > 5000:
+                        continue
+                    moves = "".join(chr(x + 97) + chr(y + 97) for x, y in pts[:n])
+                    fo.write(f"{moves} {ev}\n")
+                fo.flush()
+    brain.send("END")
+
+
+if __name__ == "__main__":
+    main()
