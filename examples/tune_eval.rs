@@ -153,13 +153,7 @@ fn parse_games(
                         None => 0.5,
                     };
                     let mut ff: Vec<f64> = f.iter().map(|&a| a as f64).collect();
-                    if extra == Extra::Centre {
-                        ff.push(centre_score(&stones[stm], size));
-                        ff.push(centre_score(&stones[1 - stm], size));
-                    }
-                    if extra == Extra::Pairs {
-                        ff.extend(pair_counts(&g));
-                    }
+                    ff.extend(extra.features(&g, &stones, stm, size));
                     samples.push(Sample {
                         f: ff,
                         y: yv,
@@ -222,20 +216,12 @@ fn parse_labels(
         let Some(f) = eval_features(&g) else {
             continue;
         };
-        let mut ff: Vec<f64> = f.iter().map(|&a| a as f64).collect();
-        match extra {
-            Extra::None => {}
-            Extra::Centre => {
-                let mut st: [Vec<(usize, usize)>; 2] = [Vec::new(), Vec::new()];
-                for (i, c) in b.chunks(2).enumerate() {
-                    st[i % 2].push(((c[0] - b'a') as usize, (c[1] - b'a') as usize));
-                }
-                let stm = b.len() / 2 % 2;
-                ff.push(centre_score(&st[stm], size));
-                ff.push(centre_score(&st[1 - stm], size));
-            }
-            Extra::Pairs => ff.extend(pair_counts(&g)),
+        let mut stones: [Vec<(usize, usize)>; 2] = [Vec::new(), Vec::new()];
+        for (i, c) in b.chunks(2).enumerate() {
+            stones[i % 2].push(((c[0] - b'a') as usize, (c[1] - b'a') as usize));
         }
+        let mut ff: Vec<f64> = f.iter().map(|&a| a as f64).collect();
+        ff.extend(extra.features(&g, &stones, b.len() / 2 % 2, size));
         samples.push(Sample {
             f: ff,
             y: sigmoid(ev / scale),
@@ -267,6 +253,25 @@ impl Extra {
             Extra::None => 0,
             Extra::Centre => 2,
             Extra::Pairs => PAIRS,
+        }
+    }
+
+    /// Its features of the position `g`, whose stones of each colour are `stones` (Black
+    /// first) and whose side to move is `stones[stm]`'s colour.
+    fn features(
+        self,
+        g: &Gomoku,
+        stones: &[Vec<(usize, usize)>; 2],
+        stm: usize,
+        size: usize,
+    ) -> Vec<f64> {
+        match self {
+            Extra::None => Vec::new(),
+            Extra::Centre => vec![
+                centre_score(&stones[stm], size),
+                centre_score(&stones[1 - stm], size),
+            ],
+            Extra::Pairs => pair_counts(g),
         }
     }
 }
@@ -328,6 +333,13 @@ fn usage_exit(msg: &str) -> ! {
     std::process::exit(2);
 }
 
+/// The positive, finite number `arg` of `option`, or exit 2 with a message.
+fn positive(arg: Option<&String>, option: &str) -> f64 {
+    arg.and_then(|s| s.parse::<f64>().ok())
+        .filter(|w| *w > 0.0 && w.is_finite())
+        .unwrap_or_else(|| usage_exit(&format!("{option} needs a positive number")))
+}
+
 fn main() {
     let mut samples = Vec::new();
     let mut games = 0;
@@ -370,19 +382,11 @@ fn main() {
             "--size" | "--extra" => i += 1,
             "--teacher-scale" => {
                 i += 1;
-                scale = all
-                    .get(i)
-                    .and_then(|s| s.parse::<f64>().ok())
-                    .filter(|w| *w > 0.0 && w.is_finite())
-                    .unwrap_or_else(|| usage_exit("--teacher-scale needs a positive number"));
+                scale = positive(all.get(i), "--teacher-scale");
             }
             "--weight" => {
                 i += 1;
-                usage.weight = all
-                    .get(i)
-                    .and_then(|s| s.parse::<f64>().ok())
-                    .filter(|w| *w > 0.0 && w.is_finite())
-                    .unwrap_or_else(|| usage_exit("--weight needs a positive number"));
+                usage.weight = positive(all.get(i), "--weight");
             }
             "--test" => usage.test_only = true,
             "--train" => usage.test_only = false,

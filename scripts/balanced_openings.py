@@ -11,12 +11,14 @@ and of white stones) to one in an EXCLUDE file, or drawn twice, are skipped.
 
 Output: c-gomoku-cli's offset format, one opening a line. The brain is $RAPFI (run in its
 own folder, so that Rapfi finds its config.toml; docs/players.md says how to build it).
-docs/data/gauntlet/openings15-bal-7005.txt is seeds 7005 and 7006, 250 each, T 0.5, LIMIT 80.
+docs/data/gauntlet/openings15-bal-7005.txt is seeds 7005 and 7006, 250 each, T 0.5, LIMIT 80
+(made before a brain error restarted the brain; the file, not a rerun, is the gate set).
 """
 import os
 import random
-import subprocess
 import sys
+
+from gomocup_brain import Brain
 
 
 def main():
@@ -25,7 +27,7 @@ def main():
     seed, count, out = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
     t = float(sys.argv[4]) if len(sys.argv) > 4 else 0.5
     limit = int(sys.argv[5]) if len(sys.argv) > 5 else 80
-    brain = os.environ.get("RAPFI") or sys.exit("set RAPFI to the brain's path")
+    brain_path = os.environ.get("RAPFI") or sys.exit("set RAPFI to the brain's path")
 
     def key(points):
         return (frozenset(points[0::2]), frozenset(points[1::2]))
@@ -37,25 +39,7 @@ def main():
             if v:
                 excluded.add(key([(v[i], v[i + 1]) for i in range(0, len(v), 2)]))
 
-    p = subprocess.Popen([brain], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-                         bufsize=1, cwd=os.path.dirname(os.path.abspath(brain)))
-
-    def send(s):
-        p.stdin.write(s + "\n")
-        p.stdin.flush()
-
-    def read():
-        line = p.stdout.readline()
-        if not line:
-            sys.exit("the brain exited")
-        return line.strip()
-
-    send("START 15")
-    while read() != "OK":
-        pass
-    send(f"INFO timeout_turn {int(t * 1000)}")
-    send("INFO timeout_match 100000000")
-    send("INFO max_memory 350000000")
+    brain = Brain(brain_path, int(t * 1000))
     rng = random.Random(seed)
     square = [(x, y) for x in range(-4, 5) for y in range(-4, 5)]
     seen, kept, tried = set(), 0, 0
@@ -67,27 +51,18 @@ def main():
                 continue
             seen.add(k)
             tried += 1
-            send("BOARD")
-            for i, (x, y) in enumerate(pts):
-                # White (odd moves) is to move: its stones are the brain's own (1).
-                send(f"{x + 7},{y + 7},{1 if i % 2 == 1 else 2}")
-            send("DONE")
-            ev = None
-            while True:
-                line = read()
-                if line.startswith("MESSAGE") and "Eval " in line:
-                    try:
-                        ev = int(line.split("Eval ")[1].split()[0])
-                    except ValueError:
-                        ev = None  # a mate ("+M7"): not balanced
-                elif not line.startswith(("MESSAGE", "DEBUG")) and "," in line:
-                    break
+            try:
+                # White is to move; a mate (0 here: none) is not balanced.
+                ev = brain.evaluate([(x + 7, y + 7) for x, y in pts], 0)
+            except RuntimeError:
+                brain.restart()
+                continue
             if ev is not None and abs(ev) <= limit:
                 fo.write(", ".join(f"{x},{y}" for x, y in pts) + "\n")
                 fo.flush()
                 kept += 1
     print(f"tried {tried}, kept {kept}", file=sys.stderr)
-    send("END")
+    brain.send("END")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,62 @@
+"""A Gomocup brain (Rapfi) driven through pipes to evaluate 15x15 positions; used by
+scripts/teacher_labels.py and scripts/balanced_openings.py."""
+import os
+import subprocess
+
+
+class Brain:
+    """One brain process; `ms` milliseconds a search. Rapfi now and then answers a `BOARD`
+    line with `ERROR Unknown command`: `evaluate` raises RuntimeError then, and `restart`
+    gives a fresh process."""
+
+    def __init__(self, path, ms):
+        self.path, self.ms = path, ms
+        self.start()
+
+    def start(self):
+        self.p = subprocess.Popen([self.path], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                  text=True, bufsize=1,
+                                  cwd=os.path.dirname(os.path.abspath(self.path)))
+        self.send("START 15")
+        while self.read() != "OK":
+            pass
+        self.send(f"INFO timeout_turn {self.ms}")
+        self.send("INFO timeout_match 100000000")
+        self.send("INFO max_memory 350000000")
+
+    def send(self, s):
+        self.p.stdin.write(s + "\n")
+        self.p.stdin.flush()
+
+    def read(self):
+        line = self.p.stdout.readline()
+        if not line:
+            raise RuntimeError("the brain exited")
+        return line.strip()
+
+    def evaluate(self, moves, mate):
+        """The brain's evaluation of the position after `moves`, None when it has none."""
+        self.send("BOARD")
+        n = len(moves)
+        for i, (x, y) in enumerate(moves):
+            # 1: the side to move's stones (the brain's own), 2: the opponent's.
+            self.send(f"{x},{y},{1 if (n - i) % 2 == 0 else 2}")
+        self.send("DONE")
+        ev = None
+        while True:
+            line = self.read()
+            if line.startswith("MESSAGE") and "Eval " in line:
+                tok = line.split("Eval ")[1].split()[0]
+                try:
+                    ev = int(tok)
+                except ValueError:
+                    ev = mate if tok.startswith("+M") else -mate if tok.startswith("-M") else None
+                    ev = ev or None
+            elif line.startswith("ERROR"):
+                raise RuntimeError(line)
+            elif not line.startswith(("MESSAGE", "DEBUG")) and "," in line:
+                return ev
+
+    def restart(self):
+        self.p.kill()
+        self.start()
