@@ -2,10 +2,11 @@
 """Quiet openings: those of an openings file whose games in a brain-against-itself run
 lasted long with both colours.
 
-A 1 s game on the shipped 15x15 openings lasts about 45 plies, and one on our own balanced
-openings about 26: ours are mostly decided by tactics soon after the opening, which is not what
-the shipped ones test. This keeps the openings where both games of a self-play run (each opening
-played with both colours, as `-repeat` does) reached MIN plies, opening stones included.
+Games on randomly drawn balanced openings are mostly decided by tactics soon after the
+opening, while the shipped test openings stay positional for longer (the measurement:
+docs/notebook/2026-11-28-device-gauntlet.md). This keeps the openings where both games of a
+self-play run (each opening played with both colours, as `-repeat` does) reached MIN plies,
+opening stones included.
 
     scripts/quiet_openings.py OPENINGS GAMES.pgn MIN OUT
 
