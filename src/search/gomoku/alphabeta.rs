@@ -22,6 +22,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::greedy;
+use super::ordering;
 use super::threat::ThreatSolver;
 use super::{Budget, Limits, SearchEvent, SearchResult, Searcher};
 use crate::game::gomoku::pattern::EMPTY;
@@ -379,6 +380,28 @@ pub fn eval_features(g: &Gomoku) -> Option<[i32; EVAL_FEATURES]> {
 #[inline]
 pub fn tuned_eval(f: &[i32; EVAL_FEATURES]) -> i32 {
     f.iter().zip(EVAL_WEIGHTS.iter()).map(|(a, b)| a * b).sum()
+}
+
+/// Re-scores the candidates of a quiet position with the learned ordering table
+/// ([`ordering::BUILTIN`]; freestyle only, the rule it was trained on): the attack + defence
+/// score ranks threats well but quiet moves nearly flat, and a quiet node searches only its
+/// best [`AlphaBeta`] width of them.
+fn learned_order(g: &Gomoku, cands: &mut [Cand]) {
+    if g.rule() != Rule::Freestyle {
+        return;
+    }
+    let Some(t) = ordering::BUILTIN.as_ref() else {
+        return;
+    };
+    let me = g.to_move();
+    let opp = me.opp();
+    for c in cands.iter_mut() {
+        let word = g.pattern_word(c.cell);
+        c.score = t.score(
+            facts_index_of_word(word, me),
+            facts_index_of_word(word, opp),
+        );
+    }
 }
 
 /// One candidate point with its ordering score.
@@ -1155,6 +1178,9 @@ impl AlphaBeta {
             && depth <= FUT_DEPTH
             && alpha.abs() < WIN_THRESHOLD
             && eval + FUT_MARGIN * depth <= alpha;
+        if quiet {
+            learned_order(g, &mut cands);
+        }
         let keep = if quiet { self.width } else { usize::MAX };
         self.order(&mut cands, tt_cell, keep);
         let mut truncated = quiet && cands.len() > self.width;
@@ -1620,6 +1646,9 @@ impl Searcher<Gomoku> for AlphaBeta {
         self.stats.root_threat_nodes = budget.nodes - before_threats;
         if let Some(r) = threats {
             return r;
+        }
+        if matches!(tactic, Tactic::Quiet) {
+            learned_order(&g, &mut moves);
         }
         self.order(&mut moves, NO_CELL, usize::MAX);
         // The root keeps more candidates than interior nodes.

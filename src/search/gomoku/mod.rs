@@ -6,12 +6,14 @@
 //! - [`greedy`]: the one-ply pattern scorer, the first baseline.
 //! - [`reference`]: "ab4", the depth-4 min-max baseline of the Gomoku seed paper.
 //! - [`patpolicy`]: the learned pattern policy (a move prior without a network).
+//! - [`ordering`]: the player's learned move ordering over pattern combinations.
 //!
 //! The solvers' Gomoku knowledge (`SolverGame for Gomoku`, the threat priors) builds on this
 //! wing from [`crate::search::solver`].
 
 pub mod alphabeta;
 pub mod greedy;
+pub mod ordering;
 pub mod patpolicy;
 pub mod reference;
 pub mod threat;
