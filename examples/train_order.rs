@@ -21,7 +21,9 @@ use pcn::game::gomoku::{Gomoku, Rule};
 use pcn::game::{Color, Game};
 use pcn::search::gomoku::alphabeta::{classify, Tactic};
 use pcn::search::gomoku::greedy::cell_score;
-use pcn::search::gomoku::ordering::{features, fit, rank_of, raw_index, OrderSample, WITHIN};
+use pcn::search::gomoku::ordering::{
+    distance_class, features, fit, rank_of, raw_index, OrderSample, WITHIN,
+};
 
 /// Reads the games of one SGF text; per learned position, the sample and the static scores
 /// of its candidates.
@@ -65,12 +67,24 @@ fn read_games(text: &str, out: &mut Vec<(OrderSample, Vec<f32>)>) -> usize {
                 if let (Tactic::Quiet, Some(label), true) = (t, label, cands.len() > 1) {
                     let me = g.to_move();
                     let opp: Color = me.opp();
+                    let xy = |m: u16| (m as usize % size, m as usize / size);
+                    let n = g.stones();
+                    let recent = |k: usize| {
+                        (n > k)
+                            .then(|| g.history_cells().nth(n - 1 - k))
+                            .flatten()
+                            .map(|(c, _)| xy(g.move_of(c)))
+                    };
+                    let (last, prev) = (recent(0), recent(1));
                     let feats = cands
                         .iter()
                         .map(|c| {
+                            let p = xy(g.move_of(c.cell));
                             features(
                                 raw_index(&g.patterns(c.cell, me)),
                                 raw_index(&g.patterns(c.cell, opp)),
+                                distance_class(p, last),
+                                distance_class(p, prev),
                             )
                         })
                         .collect();

@@ -5,15 +5,17 @@
 //! The static attack + defence score ranks threats well but leaves quiet moves nearly flat,
 //! and the player searches only the best few quiet candidates of a node (and reduces the
 //! later ones), so a good quiet move ranked low is never looked at. This table ranks them
-//! the way the imitated player does. Its features are what the player's candidate scan
-//! already reads at every point, so scoring a point costs three table lookups:
+//! the way the imitated player does. Its pattern features are what the player's candidate
+//! scan already reads at every point, so scoring a point costs a few table lookups:
 //!
 //! - the side to move's four line patterns at the point, as a multiset (1 001 weights);
 //! - the opponent's four line patterns there, as a multiset (1 001 weights);
 //! - the combination of the side to move's two strongest patterns and the opponent's
-//!   strongest (1 331 weights, as in [`super::patpolicy::combo_of`]).
+//!   strongest (1 331 weights, as in [`super::patpolicy::combo_of`]);
+//! - its distance to the last move and to the one before (5 + 5 weights): play answers
+//!   play, which the patterns alone do not see.
 //!
-//! A point's logit is the sum of its three weights; the training ([`fit`]) is a softmax
+//! A point's logit is the sum of its five weights; the training ([`fit`]) is a softmax
 //! regression over the candidates of each position. The shipped table
 //! (`weights/gomoku_order.bin`, compiled in) and how it was made are described in
 //! `weights/README.md`.
@@ -36,11 +38,16 @@ pub const MULTISETS: usize = 1001;
 /// Combinations (own strongest, own second strongest, opponent's strongest).
 pub const COMBOS: usize = PATTERNS * PATTERNS * PATTERNS;
 
-/// Weights of a table: own multisets, opponent multisets, combinations.
-pub const WEIGHTS: usize = 2 * MULTISETS + COMBOS;
+/// Distance classes of a point to a recent move: Chebyshev distance 1, 2, 3, 4, and 5 or
+/// more (or no such move).
+pub const DISTANCES: usize = 5;
+
+/// Weights of a table: own multisets, opponent multisets, combinations, then the distance
+/// to the last move and to the one before it.
+pub const WEIGHTS: usize = 2 * MULTISETS + COMBOS + 2 * DISTANCES;
 
 /// File magic of a weight file: the magic, then [`WEIGHTS`] little-endian `f32`.
-const MAGIC: &[u8; 8] = b"PCNORD1\n";
+const MAGIC: &[u8; 8] = b"PCNORD2\n";
 
 /// Per raw index: its multiset index, its two strongest patterns (`a * 11 + b`) and its
 /// strongest pattern.
@@ -93,15 +100,31 @@ pub fn raw_index(p: &[Pattern; 4]) -> usize {
     p.iter().fold(0, |i, &x| i * PATTERNS + x as usize)
 }
 
-/// The three weight indices of a point from the raw indices of the side to move's patterns
-/// (`mine`) and the opponent's (`theirs`).
+/// The distance class of two points given as (x, y), `None` when there is no recent move.
 #[inline]
-pub fn features(mine: usize, theirs: usize) -> [u32; 3] {
+pub fn distance_class(a: (usize, usize), b: Option<(usize, usize)>) -> usize {
+    match b {
+        None => DISTANCES - 1,
+        Some(b) => {
+            let d = a.0.abs_diff(b.0).max(a.1.abs_diff(b.1));
+            d.clamp(1, DISTANCES) - 1
+        }
+    }
+}
+
+/// The five weight indices of a point from the raw indices of the side to move's patterns
+/// (`mine`) and the opponent's (`theirs`), and its [`distance_class`] to the last move
+/// (`last`, the opponent's) and to the one before (`prev`, the side to move's).
+#[inline]
+pub fn features(mine: usize, theirs: usize, last: usize, prev: usize) -> [u32; 5] {
     let r = &*RAW_INFO;
+    let d = 2 * MULTISETS + COMBOS;
     [
         u32::from(r.multiset[mine]),
         (MULTISETS + usize::from(r.multiset[theirs])) as u32,
         (2 * MULTISETS + usize::from(r.top2[mine]) * PATTERNS + usize::from(r.top[theirs])) as u32,
+        (d + last.min(DISTANCES - 1)) as u32,
+        (d + DISTANCES + prev.min(DISTANCES - 1)) as u32,
     ]
 }
 
@@ -164,19 +187,20 @@ impl OrderWeights {
 
     /// The logit of a point from its [`features`].
     #[inline]
-    pub fn logit_of(&self, f: &[u32; 3]) -> f32 {
+    pub fn logit_of(&self, f: &[u32; 5]) -> f32 {
         f.iter().map(|&i| self.w[i as usize]).sum()
     }
 }
 
 /// An ordering table expanded for the player's scan: integer scores (thousandths of a logit)
-/// per raw index, so that a point costs three lookups and no sorting.
+/// per raw index, so that a point costs five lookups and no sorting.
 pub struct OrderTable {
     mine: Vec<i32>,
     theirs: Vec<i32>,
     top2: Vec<u8>,
     top: Vec<u8>,
     combo: Vec<i32>,
+    distance: [i32; 2 * DISTANCES],
 }
 
 impl OrderTable {
@@ -193,17 +217,24 @@ impl OrderTable {
                 .collect(),
             top2: r.top2.clone(),
             top: r.top.clone(),
-            combo: w.w[2 * MULTISETS..].iter().map(|&x| milli(x)).collect(),
+            combo: w.w[2 * MULTISETS..2 * MULTISETS + COMBOS]
+                .iter()
+                .map(|&x| milli(x))
+                .collect(),
+            distance: std::array::from_fn(|i| milli(w.w[2 * MULTISETS + COMBOS + i])),
         }
     }
 
     /// The score of a point (thousandths of a logit) from the raw indices of the side to
-    /// move's patterns there and the opponent's ([`raw_index`]; both below [`RAW`]).
+    /// move's patterns there and the opponent's ([`raw_index`]; both below [`RAW`]) and its
+    /// distance classes to the last two moves (see [`features`]).
     #[inline(always)]
-    pub fn score(&self, mine: usize, theirs: usize) -> i32 {
+    pub fn score(&self, mine: usize, theirs: usize, last: usize, prev: usize) -> i32 {
         self.mine[mine]
             + self.theirs[theirs]
             + self.combo[usize::from(self.top2[mine]) * PATTERNS + usize::from(self.top[theirs])]
+            + self.distance[last.min(DISTANCES - 1)]
+            + self.distance[DISTANCES + prev.min(DISTANCES - 1)]
     }
 }
 
@@ -223,7 +254,7 @@ pub static BUILTIN: Lazy<Option<OrderTable>> = Lazy::new(|| {
 #[derive(Clone, Debug, PartialEq)]
 pub struct OrderSample {
     /// Features per candidate.
-    pub feats: Vec<[u32; 3]>,
+    pub feats: Vec<[u32; 5]>,
     /// Index of the chosen candidate.
     pub label: usize,
 }
@@ -332,10 +363,13 @@ mod tests {
         assert_eq!(max + 1, MULTISETS);
         let a = raw_index(&[Pattern::F3, Pattern::B2, Pattern::Dead, Pattern::F1]);
         let b = raw_index(&[Pattern::F1, Pattern::Dead, Pattern::F3, Pattern::B2]);
-        assert_eq!(features(a, b)[0], features(b, a)[0]);
-        assert_eq!(features(a, b)[1], features(b, a)[1]);
+        assert_eq!(features(a, b, 0, 0)[0], features(b, a, 0, 0)[0]);
+        assert_eq!(features(a, b, 0, 0)[1], features(b, a, 0, 0)[1]);
         let c = raw_index(&[Pattern::F3, Pattern::F3, Pattern::Dead, Pattern::F1]);
-        assert_ne!(features(a, a)[0], features(c, a)[0]);
+        assert_ne!(features(a, a, 0, 0)[0], features(c, a, 0, 0)[0]);
+        assert_eq!(distance_class((3, 4), Some((5, 3))), 1);
+        assert_eq!(distance_class((3, 4), Some((3, 14))), DISTANCES - 1);
+        assert_eq!(distance_class((3, 4), None), DISTANCES - 1);
     }
 
     #[test]
@@ -343,7 +377,7 @@ mod tests {
         let t = BUILTIN.as_ref().expect("weights/gomoku_order.bin loads");
         let none = raw_index(&[Pattern::Dead; 4]);
         let three = raw_index(&[Pattern::F3, Pattern::Dead, Pattern::Dead, Pattern::Dead]);
-        assert!(t.score(three, none) > t.score(none, none));
+        assert!(t.score(three, none, 4, 4) > t.score(none, none, 4, 4));
     }
 
     #[test]
@@ -361,10 +395,13 @@ mod tests {
                     } else {
                         8 + rng.below(900) as u32
                     };
+                    let d = (2 * MULTISETS + COMBOS) as u32;
                     [
                         mine,
                         (MULTISETS + rng.below(MULTISETS)) as u32,
                         (2 * MULTISETS + rng.below(COMBOS)) as u32,
+                        d + rng.below(DISTANCES) as u32,
+                        d + (DISTANCES + rng.below(DISTANCES)) as u32,
                     ]
                 })
                 .collect();
