@@ -72,10 +72,9 @@ static RAW_INFO: Lazy<RawInfo> = Lazy::new(|| {
         v
     };
     let index_of = |v: [usize; 4]| ((v[0] * PATTERNS + v[1]) * PATTERNS + v[2]) * PATTERNS + v[3];
-    for raw in 0..RAW {
-        let s = index_of(sorted(raw));
-        if s == raw {
-            id[raw] = next;
+    for (raw, slot) in id.iter_mut().enumerate() {
+        if index_of(sorted(raw)) == raw {
+            *slot = next;
             next += 1;
         }
     }
