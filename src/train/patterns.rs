@@ -342,7 +342,7 @@ fn argmax(z: &[f32]) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::search::gomoku::patpolicy::{features, KEYS};
+    use crate::search::gomoku::patpolicy::{features, COMBOS, KEYS};
 
     #[test]
     fn training_learns_a_planted_preference() {
@@ -394,6 +394,96 @@ mod tests {
             rep.top1_start > 0.95 && rep.top1 == rep.top1_start,
             "{rep:?}"
         );
+    }
+
+    /// FNV-1a of bytes: a fingerprint of a whole weight file for the golden tests.
+    fn fnv(b: &[u8]) -> u64 {
+        b.iter().fold(0xcbf2_9ce4_8422_2325, |h, &x| {
+            (h ^ u64::from(x)).wrapping_mul(0x0100_0000_01b3)
+        })
+    }
+
+    #[test]
+    fn fitting_gives_the_recorded_weights_bit_for_bit() {
+        // Golden values, recorded from this fit as it stood before its loop was shared with
+        // the ordering table's: any change to the order of the float operations, the
+        // held-out split or the shuffles changes them.
+        let mut rng = Rng::new(17);
+        let scores: Vec<f32> = (0..12).map(|k| k as f32 * 0.5 - 2.0).collect();
+        let feats: Vec<Feat> = (0..300)
+            .map(|_| {
+                let n = 2 + rng.below(10);
+                let label = rng.below(n);
+                let feats = (0..n)
+                    .map(|k| {
+                        let a = if k == label {
+                            3 + rng.below(4)
+                        } else {
+                            rng.below(40)
+                        };
+                        [
+                            a as u32,
+                            40 + rng.below(30) as u32,
+                            70 + rng.below(30) as u32,
+                            a as u32 + 100,
+                            (KEYS + rng.below(COMBOS)) as u32,
+                        ]
+                    })
+                    .collect();
+                Feat {
+                    feats,
+                    scores: &scores[..n],
+                    label,
+                }
+            })
+            .collect();
+        let mut start = PatternPolicy::default();
+        start.weights_mut()[3] = 0.25;
+        start.weights_mut()[41] = -0.5;
+        // Per start (zeros, then `start`): the weight file's fingerprint, then the report's
+        // top-1, static top-1, starting top-1, loss and uniform loss as f64 bits.
+        let recorded = [
+            (
+                0x96a1_cfe9_da51_db1f,
+                [
+                    0x3fe7_7777_7777_7777,
+                    0x3fc5_5555_5555_5555,
+                    0x3fc5_5555_5555_5555,
+                    0x3fdb_ca6a_792f_1cc6,
+                    0x3ffd_204b_b2d3_33d6,
+                ],
+            ),
+            (
+                0xba1b_8483_ee2f_23c1,
+                [
+                    0x3fe6_6666_6666_6666,
+                    0x3fc5_5555_5555_5555,
+                    0x3fcd_dddd_dddd_ddde,
+                    0x3fdb_f79d_9c7f_c903,
+                    0x3ffd_204b_b2d3_33d6,
+                ],
+            ),
+        ];
+        for (init, (file, report)) in [None, Some(&start)].into_iter().zip(recorded) {
+            let o = FitOptions {
+                epochs: 4,
+                lr: 0.3,
+                l2: 1e-3,
+                seed: 5,
+                init,
+            };
+            let (p, rep) = fit(&feats, &o);
+            assert_eq!(fnv(&p.to_bytes()), file);
+            assert_eq!((rep.train, rep.held_out), (270, 30));
+            let got = [
+                rep.top1,
+                rep.top1_static,
+                rep.top1_start,
+                rep.loss,
+                rep.loss_uniform,
+            ];
+            assert_eq!(got.map(f64::to_bits), report, "{rep:?}");
+        }
     }
 
     #[test]

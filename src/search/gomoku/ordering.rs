@@ -379,6 +379,57 @@ mod tests {
         assert!(t.score(three, none, 4, 4) > t.score(none, none, 4, 4));
     }
 
+    /// FNV-1a of bytes: a fingerprint of a whole weight file for the golden test.
+    fn fnv(b: &[u8]) -> u64 {
+        b.iter().fold(0xcbf2_9ce4_8422_2325, |h, &x| {
+            (h ^ u64::from(x)).wrapping_mul(0x0100_0000_01b3)
+        })
+    }
+
+    #[test]
+    fn fitting_gives_the_recorded_weights_bit_for_bit() {
+        // Golden values, recorded from this fit as it stood before its loop was shared with
+        // the pattern policy's: any change to the order of the float operations, the
+        // held-out split or the shuffles changes them. One sample's label is out of range:
+        // it is dropped before the split.
+        let mut rng = Rng::new(29);
+        let d = (2 * MULTISETS + COMBOS) as u32;
+        let mut samples: Vec<OrderSample> = (0..300)
+            .map(|_| {
+                let n = 2 + rng.below(12);
+                let label = rng.below(n);
+                let feats = (0..n)
+                    .map(|k| {
+                        let mine = if k == label {
+                            rng.below(5)
+                        } else {
+                            rng.below(60)
+                        };
+                        [
+                            mine as u32,
+                            (MULTISETS + rng.below(40)) as u32,
+                            (2 * MULTISETS + rng.below(50)) as u32,
+                            d + rng.below(DISTANCES) as u32,
+                            d + (DISTANCES + rng.below(DISTANCES)) as u32,
+                        ]
+                    })
+                    .collect();
+                OrderSample { feats, label }
+            })
+            .collect();
+        samples[4].label = samples[4].feats.len();
+        let (w, rep) = fit(&samples, 4, 0.3, 1e-3, 9);
+        assert_eq!(fnv(&w.to_bytes()), 0xb2f0_7300_f4f1_71fe);
+        assert_eq!((rep.train, rep.held_out), (270, 29));
+        assert_eq!(rep.loss.to_bits(), 0x3fde_fb4b_7226_a71e);
+        assert_eq!(rep.loss_uniform.to_bits(), 0x3ffd_4a0b_6f59_977a);
+        let one = 1f64.to_bits();
+        assert_eq!(
+            rep.within.map(f64::to_bits),
+            [0x3fe9_611a_7b96_11a8, one, one, one, one, one, one]
+        );
+    }
+
     #[test]
     fn fitting_learns_a_planted_preference_and_files_round_trip() {
         // Positions of four candidates with random features; the chosen one is always the
