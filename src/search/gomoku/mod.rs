@@ -7,12 +7,14 @@
 //! - [`reference`]: "ab4", the depth-4 min-max baseline of the Gomoku seed paper.
 //! - [`patpolicy`]: the learned pattern policy (a move prior without a network).
 //! - [`ordering`]: the player's learned move ordering over pattern combinations.
+//! - [`learned`]: what those two learned tables share (their weight files).
 //!
 //! The solvers' Gomoku knowledge (`SolverGame for Gomoku`, the threat priors) builds on this
 //! wing from [`crate::search::solver`].
 
 pub mod alphabeta;
 pub mod greedy;
+pub mod learned;
 pub mod ordering;
 pub mod patpolicy;
 pub mod reference;

@@ -22,6 +22,7 @@
 
 use once_cell::sync::Lazy;
 
+use super::learned::{read_weights, write_weights, WeightFileError};
 use crate::game::gomoku::Pattern;
 use crate::util::Rng;
 
@@ -138,6 +139,15 @@ pub enum OrderError {
     NotFinite(usize),
 }
 
+impl From<WeightFileError> for OrderError {
+    fn from(e: WeightFileError) -> Self {
+        match e {
+            WeightFileError::Format(why) => OrderError::Format(why),
+            WeightFileError::NotFinite(i) => OrderError::NotFinite(i),
+        }
+    }
+}
+
 /// The weights of an ordering table, in logits.
 #[derive(Clone, Debug, PartialEq)]
 pub struct OrderWeights {
@@ -155,33 +165,13 @@ impl Default for OrderWeights {
 impl OrderWeights {
     /// Reads a weight file's bytes.
     pub fn from_bytes(b: &[u8]) -> Result<OrderWeights, OrderError> {
-        let want = MAGIC.len() + 4 * WEIGHTS;
-        if b.len() != want || &b[..MAGIC.len()] != MAGIC {
-            return Err(OrderError::Format(format!(
-                "{} bytes, expected {want} starting with {:?}",
-                b.len(),
-                String::from_utf8_lossy(MAGIC).trim_end()
-            )));
-        }
-        let mut w = Vec::with_capacity(WEIGHTS);
-        for (i, c) in b[MAGIC.len()..].chunks_exact(4).enumerate() {
-            let x = f32::from_le_bytes([c[0], c[1], c[2], c[3]]);
-            if !x.is_finite() {
-                return Err(OrderError::NotFinite(i));
-            }
-            w.push(x);
-        }
+        let w = read_weights(b, MAGIC, WEIGHTS)?;
         Ok(OrderWeights { w })
     }
 
     /// The weight file's bytes.
     pub fn to_bytes(&self) -> Vec<u8> {
-        let mut b = Vec::with_capacity(MAGIC.len() + 4 * WEIGHTS);
-        b.extend_from_slice(MAGIC);
-        for x in &self.w {
-            b.extend_from_slice(&x.to_le_bytes());
-        }
-        b
+        write_weights(MAGIC, &self.w)
     }
 
     /// The logit of a point from its [`features`].

@@ -16,6 +16,7 @@
 use once_cell::sync::Lazy;
 
 use super::greedy::{attack_defence, cell_score};
+use super::learned::{read_weights, write_weights, WeightFileError};
 use crate::game::gomoku::{Gomoku, Pattern};
 use crate::game::{Color, Game};
 
@@ -43,6 +44,15 @@ pub enum PatternError {
     /// The file could not be read.
     #[error("{0}")]
     Io(String),
+}
+
+impl From<WeightFileError> for PatternError {
+    fn from(e: WeightFileError) -> Self {
+        match e {
+            WeightFileError::Format(why) => PatternError::Format(why),
+            WeightFileError::NotFinite(i) => PatternError::NotFinite(i),
+        }
+    }
 }
 
 /// Swaps black and white in every 2-bit slot of a 16-bit key (walls and empties stay).
@@ -150,33 +160,13 @@ impl PatternPolicy {
 
     /// Reads a weight file's bytes.
     pub fn from_bytes(b: &[u8]) -> Result<PatternPolicy, PatternError> {
-        let want = MAGIC.len() + 4 * WEIGHTS;
-        if b.len() != want || &b[..MAGIC.len()] != MAGIC {
-            return Err(PatternError::Format(format!(
-                "{} bytes, expected {want} starting with {:?}",
-                b.len(),
-                String::from_utf8_lossy(MAGIC).trim_end()
-            )));
-        }
-        let mut w = Vec::with_capacity(WEIGHTS);
-        for (i, c) in b[MAGIC.len()..].chunks_exact(4).enumerate() {
-            let x = f32::from_le_bytes([c[0], c[1], c[2], c[3]]);
-            if !x.is_finite() {
-                return Err(PatternError::NotFinite(i));
-            }
-            w.push(x);
-        }
+        let w = read_weights(b, MAGIC, WEIGHTS)?;
         Ok(PatternPolicy { w })
     }
 
     /// The weight file's bytes.
     pub fn to_bytes(&self) -> Vec<u8> {
-        let mut b = Vec::with_capacity(MAGIC.len() + 4 * WEIGHTS);
-        b.extend_from_slice(MAGIC);
-        for x in &self.w {
-            b.extend_from_slice(&x.to_le_bytes());
-        }
-        b
+        write_weights(MAGIC, &self.w)
     }
 
     /// The weights: [`KEYS`] line patterns, then [`COMBOS`] combinations.
