@@ -8,8 +8,9 @@ use crate::game::gomoku::{Gomoku, Rule};
 use crate::game::{Color, Game};
 use crate::search::gomoku::alphabeta::AlphaBeta;
 use crate::search::gomoku::greedy::candidates;
+use crate::search::gomoku::learned::{adagrad, cross_entropy, split_held_out, AdaGrad, Choice};
 use crate::search::gomoku::patpolicy::{
-    features_of_keys, softmax_into, static_score, PatternError, PatternPolicy, WEIGHTS,
+    features_of_keys, static_score, PatternError, PatternPolicy,
 };
 use crate::search::{Limits, Searcher};
 use crate::util::Rng;
@@ -219,6 +220,15 @@ struct Feat<'a> {
     label: usize,
 }
 
+impl Choice for Feat<'_> {
+    fn candidates(&self) -> &[[u32; 5]] {
+        &self.feats
+    }
+    fn label(&self) -> usize {
+        self.label
+    }
+}
+
 /// Settings of [`train`].
 #[derive(Clone, Debug)]
 pub struct FitOptions<'a> {
@@ -253,25 +263,14 @@ pub fn train(samples: &[Sample], rule: Rule, o: &FitOptions) -> (PatternPolicy, 
                 label: s.label,
             }
         })
-        .filter(|f| f.feats.len() > f.label)
         .collect();
     fit(&feats, o)
 }
 
 /// Softmax regression on prepared features (see [`train`]).
 fn fit(feats: &[Feat], o: &FitOptions) -> (PatternPolicy, TrainReport) {
-    let (epochs, lr, l2) = (o.epochs, o.lr, o.l2);
     let mut p = o.init.cloned().unwrap_or_default();
-    let mut g2 = vec![1e-6f32; WEIGHTS];
-    let (mut tr, mut te) = (Vec::new(), Vec::new());
-    for (i, s) in feats.iter().enumerate() {
-        if i % 10 == 9 {
-            te.push(s)
-        } else {
-            tr.push(s)
-        }
-    }
-    let mut rng = Rng::new(o.seed ^ 0x7a11);
+    let (mut tr, te) = split_held_out(feats);
     let mut z = Vec::new();
     let mut top1_start = 0.0;
     for s in &te {
@@ -279,32 +278,13 @@ fn fit(feats: &[Feat], o: &FitOptions) -> (PatternPolicy, TrainReport) {
         z.extend(s.feats.iter().map(|f| p.logit_of(f)));
         top1_start += (argmax(&z) == s.label) as u8 as f64;
     }
-    let mut grad: Vec<(u32, f32)> = Vec::new();
-    for _ in 0..epochs {
-        // Fisher-Yates shuffle per epoch.
-        for i in (1..tr.len()).rev() {
-            let j = rng.below(i + 1);
-            tr.swap(i, j);
-        }
-        for s in &tr {
-            z.clear();
-            z.extend(s.feats.iter().map(|f| p.logit_of(f)));
-            softmax_into(&mut z);
-            grad.clear();
-            for (k, f) in s.feats.iter().enumerate() {
-                let gk = z[k] - if k == s.label { 1.0 } else { 0.0 };
-                for &i in f {
-                    grad.push((i, gk));
-                }
-            }
-            for &(i, gk) in &grad {
-                let i = i as usize;
-                let g = gk + l2 * p.weights_mut()[i];
-                g2[i] += g * g;
-                p.weights_mut()[i] -= lr * g / g2[i].sqrt();
-            }
-        }
-    }
+    let a = AdaGrad {
+        epochs: o.epochs,
+        lr: o.lr,
+        l2: o.l2,
+        seed: o.seed ^ 0x7a11,
+    };
+    adagrad(p.weights_mut(), &mut tr, &a);
     let mut rep = TrainReport {
         train: tr.len(),
         held_out: te.len(),
@@ -313,19 +293,14 @@ fn fit(feats: &[Feat], o: &FitOptions) -> (PatternPolicy, TrainReport) {
     for s in &te {
         z.clear();
         z.extend(s.feats.iter().map(|f| p.logit_of(f)));
-        let best = argmax(&z);
-        softmax_into(&mut z);
-        rep.top1 += (best == s.label) as u8 as f64;
+        rep.top1 += (argmax(&z) == s.label) as u8 as f64;
         rep.top1_static += (argmax(s.scores) == s.label) as u8 as f64;
-        rep.loss -= (z[s.label].max(1e-12) as f64).ln();
-        rep.loss_uniform += (s.feats.len() as f64).ln();
     }
+    (rep.loss, rep.loss_uniform) = cross_entropy(p.weights(), &te);
     let n = te.len().max(1) as f64;
     rep.top1 /= n;
     rep.top1_static /= n;
     rep.top1_start = top1_start / n;
-    rep.loss /= n;
-    rep.loss_uniform /= n;
     (p, rep)
 }
 

@@ -1,10 +1,21 @@
 //! What the wing's learned tables ([`super::patpolicy`], [`super::ordering`]) have in
-//! common: their weight files.
+//! common: their weight files and their training.
 //!
 //! A weight file is an eight-byte magic naming the table, then its weights as little-endian
 //! `f32`, nothing else; a file is read only when its size is exactly that of its table and
 //! every weight is finite, so a table never holds a weight that would poison every logit it
 //! enters.
+//!
+//! Both tables score a candidate point by the sum of a few weights (its features) and are
+//! fitted the same way: softmax regression over the candidates of each position, the
+//! played one the label, by AdaGrad, with every tenth position held out for the report.
+//! The steps here ([`split_held_out`], [`adagrad`], [`cross_entropy`]) are that fit; each
+//! trainer adds its own report around them. The order of every float operation is part of
+//! the contract: the shipped tables are reproduced byte for byte from their recipes
+//! (`weights/README.md`), so a change here that reorders a sum changes them.
+
+use super::patpolicy::softmax_into;
+use crate::util::Rng;
 
 /// Why [`read_weights`] refused a file; each table turns it into its own error type.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -44,6 +55,104 @@ pub fn write_weights(magic: &[u8; 8], w: &[f32]) -> Vec<u8> {
         b.extend_from_slice(&x.to_le_bytes());
     }
     b
+}
+
+/// One training position: the features of each candidate point and which one was played.
+pub trait Choice {
+    /// Per candidate, the indices of its weights (its logit is their sum, see [`logit`]).
+    fn candidates(&self) -> &[[u32; 5]];
+    /// Index of the played candidate; a position whose label is not below the number of
+    /// candidates is not learned.
+    fn label(&self) -> usize;
+}
+
+/// The logit of a candidate: the sum of its weights.
+#[inline]
+pub fn logit(w: &[f32], f: &[u32; 5]) -> f32 {
+    f.iter().map(|&i| w[i as usize]).sum()
+}
+
+/// The positions that can be learned (label among the candidates), in order, split into
+/// (training, held out): the held-out ones are every tenth, counted among the learnable.
+pub fn split_held_out<S: Choice>(samples: &[S]) -> (Vec<&S>, Vec<&S>) {
+    let (mut train, mut held_out) = (Vec::new(), Vec::new());
+    let usable = samples.iter().filter(|s| s.label() < s.candidates().len());
+    for (i, s) in usable.enumerate() {
+        if i % 10 == 9 {
+            held_out.push(s);
+        } else {
+            train.push(s);
+        }
+    }
+    (train, held_out)
+}
+
+/// Settings of [`adagrad`].
+#[derive(Clone, Debug)]
+pub struct AdaGrad {
+    /// Passes over the training positions.
+    pub epochs: usize,
+    /// Step size.
+    pub lr: f32,
+    /// L2 penalty per weight and step.
+    pub l2: f32,
+    /// Seed of the shuffles (each trainer mixes its own constant into its seed, so the two
+    /// tables do not see their positions in the same order).
+    pub seed: u64,
+}
+
+/// Fits the weights `w` (started from whatever they hold) by softmax regression with
+/// AdaGrad on the positions of `train`, which are shuffled in place before each pass.
+/// Deterministic for a seed.
+///
+/// A position whose logits cannot be normalised (one of them not finite) teaches nothing and
+/// is skipped, rather than writing NaN into every weight it touches.
+pub fn adagrad<S: Choice>(w: &mut [f32], train: &mut [&S], o: &AdaGrad) {
+    let mut g2 = vec![1e-6f32; w.len()];
+    let mut rng = Rng::new(o.seed);
+    let mut z = Vec::new();
+    for _ in 0..o.epochs {
+        // Fisher-Yates.
+        for i in (1..train.len()).rev() {
+            let j = rng.below(i + 1);
+            train.swap(i, j);
+        }
+        for s in train.iter() {
+            let feats = s.candidates();
+            z.clear();
+            z.extend(feats.iter().map(|f| logit(w, f)));
+            if !softmax_into(&mut z) {
+                continue;
+            }
+            // The gradient of a candidate's logit is its probability, less one for the
+            // played candidate; each of its weights takes it, plus the L2 term.
+            for (k, f) in feats.iter().enumerate() {
+                let gk = z[k] - if k == s.label() { 1.0 } else { 0.0 };
+                for &i in f {
+                    let i = i as usize;
+                    let g = gk + o.l2 * w[i];
+                    g2[i] += g * g;
+                    w[i] -= o.lr * g / g2[i].sqrt();
+                }
+            }
+        }
+    }
+}
+
+/// The mean cross-entropy (nats) over the positions `held_out` of the weights `w` and of a
+/// uniform choice among the candidates; zeros when there are none.
+pub fn cross_entropy<S: Choice>(w: &[f32], held_out: &[&S]) -> (f64, f64) {
+    let (mut loss, mut uniform) = (0.0, 0.0);
+    let mut z = Vec::new();
+    for s in held_out {
+        z.clear();
+        z.extend(s.candidates().iter().map(|f| logit(w, f)));
+        softmax_into(&mut z);
+        loss -= f64::from(z[s.label()].max(1e-12)).ln();
+        uniform += (s.candidates().len() as f64).ln();
+    }
+    let n = held_out.len().max(1) as f64;
+    (loss / n, uniform / n)
 }
 
 #[cfg(test)]

@@ -22,9 +22,11 @@
 
 use once_cell::sync::Lazy;
 
-use super::learned::{read_weights, write_weights, WeightFileError};
+use super::learned::{
+    adagrad, cross_entropy, logit, read_weights, split_held_out, write_weights, AdaGrad, Choice,
+    WeightFileError,
+};
 use crate::game::gomoku::Pattern;
-use crate::util::Rng;
 
 /// Distinct line patterns (`Pattern as usize` is below this).
 pub const PATTERNS: usize = 11;
@@ -177,7 +179,7 @@ impl OrderWeights {
     /// The logit of a point from its [`features`].
     #[inline]
     pub fn logit_of(&self, f: &[u32; 5]) -> f32 {
-        f.iter().map(|&i| self.w[i as usize]).sum()
+        logit(&self.w, f)
     }
 }
 
@@ -248,6 +250,15 @@ pub struct OrderSample {
     pub label: usize,
 }
 
+impl Choice for OrderSample {
+    fn candidates(&self) -> &[[u32; 5]] {
+        &self.feats
+    }
+    fn label(&self) -> usize {
+        self.label
+    }
+}
+
 /// What [`fit`] measured on the held-out samples (every tenth).
 #[derive(Clone, Debug, Default)]
 pub struct FitReport {
@@ -283,46 +294,20 @@ pub fn fit(
     seed: u64,
 ) -> (OrderWeights, FitReport) {
     let mut w = OrderWeights::default();
-    let mut g2 = vec![1e-6f32; WEIGHTS];
-    let usable = |s: &&OrderSample| s.label < s.feats.len();
-    let mut train: Vec<&OrderSample> = Vec::new();
-    let mut test: Vec<&OrderSample> = Vec::new();
-    for (i, s) in samples.iter().filter(usable).enumerate() {
-        if i % 10 == 9 {
-            test.push(s);
-        } else {
-            train.push(s);
-        }
-    }
-    let mut rng = Rng::new(seed ^ 0x0bde);
-    let mut z = Vec::new();
-    for _ in 0..epochs {
-        for i in (1..train.len()).rev() {
-            let j = rng.below(i + 1);
-            train.swap(i, j);
-        }
-        for s in &train {
-            z.clear();
-            z.extend(s.feats.iter().map(|f| w.logit_of(f)));
-            if !super::patpolicy::softmax_into(&mut z) {
-                continue;
-            }
-            for (k, f) in s.feats.iter().enumerate() {
-                let gk = z[k] - if k == s.label { 1.0 } else { 0.0 };
-                for &i in f {
-                    let i = i as usize;
-                    let g = gk + l2 * w.w[i];
-                    g2[i] += g * g;
-                    w.w[i] -= lr * g / g2[i].sqrt();
-                }
-            }
-        }
-    }
+    let (mut train, test) = split_held_out(samples);
+    let o = AdaGrad {
+        epochs,
+        lr,
+        l2,
+        seed: seed ^ 0x0bde,
+    };
+    adagrad(&mut w.w, &mut train, &o);
     let mut rep = FitReport {
         train: train.len(),
         held_out: test.len(),
         ..FitReport::default()
     };
+    let mut z = Vec::new();
     for s in &test {
         z.clear();
         z.extend(s.feats.iter().map(|f| w.logit_of(f)));
@@ -330,13 +315,9 @@ pub fn fit(
         for (k, &n) in WITHIN.iter().enumerate() {
             rep.within[k] += f64::from(u8::from(r < n));
         }
-        super::patpolicy::softmax_into(&mut z);
-        rep.loss -= f64::from(z[s.label].max(1e-12)).ln();
-        rep.loss_uniform += (s.feats.len() as f64).ln();
     }
+    (rep.loss, rep.loss_uniform) = cross_entropy(&w.w, &test);
     let n = test.len().max(1) as f64;
-    rep.loss /= n;
-    rep.loss_uniform /= n;
     rep.within.iter_mut().for_each(|x| *x /= n);
     (w, rep)
 }
@@ -344,6 +325,7 @@ pub fn fit(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::util::Rng;
 
     #[test]
     fn multisets_are_counted_and_shared_by_permutations() {

@@ -16,7 +16,7 @@
 use once_cell::sync::Lazy;
 
 use super::greedy::{attack_defence, cell_score};
-use super::learned::{read_weights, write_weights, WeightFileError};
+use super::learned::{logit, read_weights, write_weights, WeightFileError};
 use crate::game::gomoku::{Gomoku, Pattern};
 use crate::game::{Color, Game};
 
@@ -182,7 +182,7 @@ impl PatternPolicy {
     /// The logit of a point from its features.
     #[inline]
     pub fn logit_of(&self, f: &[u32; 5]) -> f32 {
-        f.iter().map(|&i| self.w[i as usize]).sum()
+        logit(&self.w, f)
     }
 
     /// The logit of the empty `cell` for the side to move.
