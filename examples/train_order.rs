@@ -24,43 +24,29 @@ use pcn::search::gomoku::greedy::cell_score;
 use pcn::search::gomoku::ordering::{
     distance_class, features, fit, rank_of, raw_index, OrderSample, WITHIN,
 };
+use pcn::sgf::SgfError;
+
+#[path = "common/cgomoku_sgf.rs"]
+mod cgomoku_sgf;
+use cgomoku_sgf::freestyle_games;
 
 /// Reads the games of one SGF text; per learned position, the sample and the static scores
-/// of its candidates.
-fn read_games(text: &str, out: &mut Vec<(OrderSample, Vec<f32>)>) -> usize {
+/// of its candidates. Returns the number of games read.
+fn read_games(text: &str, out: &mut Vec<(OrderSample, Vec<f32>)>) -> Result<usize, SgfError> {
     let mut games = 0;
     let mut cands = Vec::new();
-    for chunk in text.split("(;").skip(1) {
-        let prop = |name: &str| -> Option<String> {
-            let i = chunk.find(&format!("{name}["))?;
-            let rest = &chunk[i + name.len() + 1..];
-            Some(rest[..rest.find(']')?].to_string())
-        };
-        if prop("RU").as_deref() != Some("0") {
-            continue;
-        }
-        let Some(size) = prop("SZ").and_then(|s| s.parse::<usize>().ok()) else {
-            continue;
-        };
+    for game in freestyle_games(text)? {
+        let size = game.size;
         let Ok(mut g) = Gomoku::new(size, size, Rule::Freestyle) else {
             continue;
         };
         games += 1;
-        let mut rest = chunk;
-        while let Some(i) = rest.find(';') {
-            rest = &rest[i + 1..];
-            let b = rest.as_bytes();
-            if b.len() < 5 || !(b[0] == b'B' || b[0] == b'W') || b[1] != b'[' || b[4] != b']' {
-                continue;
-            }
-            let opening = rest[5..].starts_with("C[opening move]");
-            let x = (b[2].wrapping_sub(b'a')) as usize;
-            let y = (b[3].wrapping_sub(b'a')) as usize;
-            if x >= size || y >= size {
+        for mv in &game.moves {
+            let Some((x, y)) = mv.point.filter(|&(x, y)| x < size && y < size) else {
                 break;
-            }
+            };
             let m = (y * size + x) as u16;
-            if !opening && g.outcome().is_none() {
+            if !mv.opening && g.outcome().is_none() {
                 let (t, _, _) = classify(&g, &mut cands);
                 let cell = g.cell_of(m);
                 let label = cands.iter().position(|c| c.cell == cell);
@@ -103,7 +89,7 @@ fn read_games(text: &str, out: &mut Vec<(OrderSample, Vec<f32>)>) -> usize {
             }
         }
     }
-    games
+    Ok(games)
 }
 
 fn usage_exit(msg: &str) -> ! {
@@ -151,7 +137,7 @@ fn main() {
     let mut data = Vec::new();
     for f in &files {
         let text = std::fs::read_to_string(f).unwrap_or_else(|e| usage_exit(&format!("{f}: {e}")));
-        let n = read_games(&text, &mut data);
+        let n = read_games(&text, &mut data).unwrap_or_else(|e| usage_exit(&format!("{f}: {e}")));
         eprintln!("{f}: {n} games");
     }
     let (samples, statics): (Vec<OrderSample>, Vec<Vec<f32>>) = data.into_iter().unzip();

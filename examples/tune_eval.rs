@@ -55,6 +55,11 @@ use pcn::game::Game;
 use pcn::search::gomoku::alphabeta::{
     cell_class, eval_features, near_stone, tuned_eval, CELL_CLASSES, EVAL_FEATURES,
 };
+use pcn::sgf::SgfError;
+
+#[path = "common/cgomoku_sgf.rs"]
+mod cgomoku_sgf;
+use cgomoku_sgf::freestyle_games;
 
 /// One position: its features, the game's result from the side to move's view, whether it is
 /// held out, its weight in the fit, the file it came from, and the shipped evaluation's logit.
@@ -88,9 +93,10 @@ fn centre_score(stones: &[(usize, usize)], size: usize) -> f64 {
         .sum()
 }
 
-/// Parses the games of one file into `samples` and returns their number; `games` numbers the
-/// fitted files' games across files (the held-out rule uses it; test-only files leave it
-/// alone, so that adding one does not move the split of the others).
+/// Parses the games of one file into `samples` and returns their number (an error when the
+/// file is not SGF); `games` numbers the fitted files' games across files (the held-out rule
+/// uses it; test-only files leave it alone, so that adding one does not move the split of
+/// the others).
 #[allow(clippy::too_many_arguments)]
 fn parse_games(
     text: &str,
@@ -100,24 +106,14 @@ fn parse_games(
     usage: FileUse,
     only_size: Option<usize>,
     extra: Extra,
-) -> usize {
+) -> Result<usize, SgfError> {
     let mut parsed = 0;
-    for chunk in text.split("(;").skip(1) {
-        let prop = |name: &str| -> Option<String> {
-            let i = chunk.find(&format!("{name}["))?;
-            let rest = &chunk[i + name.len() + 1..];
-            Some(rest[..rest.find(']')?].to_string())
-        };
-        if prop("RU").as_deref() != Some("0") {
-            continue;
-        }
-        let Some(size) = prop("SZ").and_then(|s| s.parse::<usize>().ok()) else {
-            continue;
-        };
+    for game in freestyle_games(text)? {
+        let size = game.size;
         if only_size.is_some_and(|n| n != size) {
             continue;
         }
-        let winner = match prop("RE").as_deref() {
+        let winner = match game.result.as_deref() {
             Some(r) if r.starts_with('B') => Some(0),
             Some(r) if r.starts_with('W') => Some(1),
             _ => None,
@@ -132,19 +128,8 @@ fn parse_games(
         parsed += 1;
         // Stones of each colour so far (for the extra features).
         let mut stones: [Vec<(usize, usize)>; 2] = [Vec::new(), Vec::new()];
-        // Moves: ";B[xy]" or ";W[xy]", each maybe followed by a comment.
-        let mut rest = chunk;
-        let mut ply = 0usize;
-        while let Some(i) = rest.find(';') {
-            rest = &rest[i + 1..];
-            let b = rest.as_bytes();
-            if b.len() < 5 || !(b[0] == b'B' || b[0] == b'W') || b[1] != b'[' {
-                continue;
-            }
-            let opening = rest[5..].starts_with("C[opening move]");
-            let x = (b[2].wrapping_sub(b'a')) as usize;
-            let y = (b[3].wrapping_sub(b'a')) as usize;
-            if !opening {
+        for (ply, mv) in game.moves.iter().enumerate() {
+            if !mv.opening {
                 if let Some(f) = eval_features(&g) {
                     let stm = ply % 2;
                     let yv = match winner {
@@ -165,14 +150,16 @@ fn parse_games(
                     });
                 }
             }
-            if x >= size || y >= size || g.play((y * size + x) as u16).is_err() {
+            let Some((x, y)) = mv.point.filter(|&(x, y)| x < size && y < size) else {
+                break;
+            };
+            if g.play((y * size + x) as u16).is_err() {
                 break;
             }
             stones[ply % 2].push((x, y));
-            ply += 1;
         }
     }
-    parsed
+    Ok(parsed)
 }
 
 /// Parses a file of positions labelled by a teacher engine (one a line: the moves as
@@ -410,7 +397,7 @@ fn main() {
                 }
                 Ok(t) => {
                     let before = samples.len();
-                    let n = parse_games(
+                    let parsed = parse_games(
                         &t,
                         &mut samples,
                         &mut games,
@@ -419,13 +406,19 @@ fn main() {
                         only_size,
                         extra,
                     );
-                    eprintln!(
-                        "{path}: {n} games, {} positions, weight {}{}",
-                        samples.len() - before,
-                        usage.weight,
-                        if usage.test_only { ", test only" } else { "" }
-                    );
-                    files.push(path.to_string());
+                    match parsed {
+                        Ok(n) => {
+                            eprintln!(
+                                "{path}: {n} games, {} positions, weight {}{}",
+                                samples.len() - before,
+                                usage.weight,
+                                if usage.test_only { ", test only" } else { "" }
+                            );
+                            files.push(path.to_string());
+                        }
+                        // Not SGF: like an unreadable file, reported and left out.
+                        Err(e) => eprintln!("{path}: {e}"),
+                    }
                 }
                 Err(e) => eprintln!("{path}: {e}"),
             },
