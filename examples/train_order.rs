@@ -71,6 +71,8 @@ fn read_games(text: &str, out: &mut Vec<(OrderSample, Vec<f32>)>) -> Result<usiz
                                 raw_index(&g.patterns(c.cell, opp)),
                                 distance_class(p, last),
                                 distance_class(p, prev),
+                                [0, 1, 2, 3].map(|d| g.line_key(c.cell, d)),
+                                me,
                             )
                         })
                         .collect();

@@ -221,6 +221,7 @@ struct Feat<'a> {
 }
 
 impl Choice for Feat<'_> {
+    type Feats = [u32; 5];
     fn candidates(&self) -> &[[u32; 5]] {
         &self.feats
     }

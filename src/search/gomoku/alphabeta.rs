@@ -412,6 +412,8 @@ fn learned_order(g: &Gomoku, cands: &mut [Cand]) {
             facts_index_of_word(word, opp),
             ordering::distance_class(p, last),
             ordering::distance_class(p, prev),
+            [0, 1, 2, 3].map(|d| g.line_key(c.cell, d)),
+            me,
         );
     }
 }

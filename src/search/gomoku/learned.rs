@@ -59,8 +59,10 @@ pub fn write_weights(magic: &[u8; 8], w: &[f32]) -> Vec<u8> {
 
 /// One training position: the features of each candidate point and which one was played.
 pub trait Choice {
+    /// Weight indices per candidate (each table has its own number of features).
+    type Feats: AsRef<[u32]>;
     /// Per candidate, the indices of its weights (its logit is their sum, see [`logit`]).
-    fn candidates(&self) -> &[[u32; 5]];
+    fn candidates(&self) -> &[Self::Feats];
     /// Index of the played candidate; a position whose label is not below the number of
     /// candidates is not learned.
     fn label(&self) -> usize;
@@ -68,7 +70,7 @@ pub trait Choice {
 
 /// The logit of a candidate: the sum of its weights.
 #[inline]
-pub fn logit(w: &[f32], f: &[u32; 5]) -> f32 {
+pub fn logit(w: &[f32], f: &[u32]) -> f32 {
     f.iter().map(|&i| w[i as usize]).sum()
 }
 
@@ -120,7 +122,7 @@ pub fn adagrad<S: Choice>(w: &mut [f32], train: &mut [&S], o: &AdaGrad) {
         for s in train.iter() {
             let feats = s.candidates();
             z.clear();
-            z.extend(feats.iter().map(|f| logit(w, f)));
+            z.extend(feats.iter().map(|f| logit(w, f.as_ref())));
             if !softmax_into(&mut z) {
                 continue;
             }
@@ -128,7 +130,7 @@ pub fn adagrad<S: Choice>(w: &mut [f32], train: &mut [&S], o: &AdaGrad) {
             // played candidate; each of its weights takes it, plus the L2 term.
             for (k, f) in feats.iter().enumerate() {
                 let gk = z[k] - if k == s.label() { 1.0 } else { 0.0 };
-                for &i in f {
+                for &i in f.as_ref() {
                     let i = i as usize;
                     let g = gk + o.l2 * w[i];
                     g2[i] += g * g;
@@ -146,7 +148,7 @@ pub fn cross_entropy<S: Choice>(w: &[f32], held_out: &[&S]) -> (f64, f64) {
     let mut z = Vec::new();
     for s in held_out {
         z.clear();
-        z.extend(s.candidates().iter().map(|f| logit(w, f)));
+        z.extend(s.candidates().iter().map(|f| logit(w, f.as_ref())));
         softmax_into(&mut z);
         loss -= f64::from(z[s.label()].max(1e-12)).ln();
         uniform += (s.candidates().len() as f64).ln();

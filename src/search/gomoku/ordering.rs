@@ -13,9 +13,14 @@
 //! - the combination of the side to move's two strongest patterns and the opponent's
 //!   strongest (1 331 weights, as in [`super::patpolicy::combo_of`]);
 //! - its distance to the last move and to the one before (5 + 5 weights): play answers
-//!   play, which the patterns alone do not see.
+//!   play, which the patterns alone do not see;
+//! - per line, the shape of the six points within three of it (4 096 weights shared by the
+//!   four directions): the exact stones and edges next to the point, which the pattern
+//!   classes summarise away;
+//! - the number of the side to move's and of the opponent's stones within two of it on its
+//!   lines (36 weights): how crowded the point is.
 //!
-//! A point's logit is the sum of its five weights; the training ([`fit`]) is a softmax
+//! A point's logit is the sum of its ten weights; the training ([`fit`]) is a softmax
 //! regression over the candidates of each position. The shipped table
 //! (`weights/gomoku_order.bin`, compiled in) and how it was made are described in
 //! `weights/README.md`.
@@ -27,6 +32,7 @@ use super::learned::{
     WeightFileError,
 };
 use crate::game::gomoku::Pattern;
+use crate::game::Color;
 
 /// Distinct line patterns (`Pattern as usize` is below this).
 pub const PATTERNS: usize = 11;
@@ -45,12 +51,29 @@ pub const COMBOS: usize = PATTERNS * PATTERNS * PATTERNS;
 /// more (or no such move).
 pub const DISTANCES: usize = 5;
 
-/// Weights of a table: own multisets, opponent multisets, combinations, then the distance
-/// to the last move and to the one before it.
-pub const WEIGHTS: usize = 2 * MULTISETS + COMBOS + 2 * DISTANCES;
+/// Shapes of the six points within three of a point on one line, each empty, the side to
+/// move's stone, the opponent's or off the board: 4^6 (see [`local_index`]).
+pub const LOCAL: usize = 4096;
+
+/// Stone counts within two of a point on its four lines: the side to move's (0 to 5, 5
+/// meaning five or more) times the opponent's.
+pub const DENSITY: usize = 36;
+
+/// Weights of a table: own multisets, opponent multisets, combinations, the distance to
+/// the last move and to the one before it, the line shapes, then the stone counts.
+pub const WEIGHTS: usize = 2 * MULTISETS + COMBOS + 2 * DISTANCES + LOCAL + DENSITY;
+
+/// Weight indices per point (see [`features`]).
+pub const FEATURES: usize = 10;
+
+/// First weight of the line shapes.
+const LOCAL_BASE: usize = 2 * MULTISETS + COMBOS + 2 * DISTANCES;
+
+/// First weight of the stone counts.
+const DENSITY_BASE: usize = LOCAL_BASE + LOCAL;
 
 /// File magic of a weight file: the magic, then [`WEIGHTS`] little-endian `f32`.
-const MAGIC: &[u8; 8] = b"PCNORD2\n";
+const MAGIC: &[u8; 8] = b"PCNORD3\n";
 
 /// Per raw index: its multiset index, its two strongest patterns (`a * 11 + b`) and its
 /// strongest pattern.
@@ -114,19 +137,74 @@ pub fn distance_class(a: (usize, usize), b: Option<(usize, usize)>) -> usize {
     }
 }
 
-/// The five weight indices of a point from the raw indices of the side to move's patterns
-/// (`mine`) and the opponent's (`theirs`), and its [`distance_class`] to the last move
-/// (`last`, the opponent's) and to the one before (`prev`, the side to move's).
+/// The line shape of a point in one direction from its line key
+/// ([`crate::game::gomoku::Gomoku::line_key`]: two bits per point, the nearest ten on the
+/// line, empty 0, Black 1, White 2, off the board 3): the six points within three, with
+/// Black and White exchanged when White is to move, so that 1 is always the side to move.
+#[inline(always)]
+pub fn local_index(key: u32, me: Color) -> usize {
+    // Slots 2..8 of the key are the points at -3..-1 and +1..+3.
+    let raw = (key >> 4) & 0xFFF;
+    let swap = if me == Color::White {
+        // A slot holding 1 or 2 has its two bits different: flip both to exchange them.
+        ((raw ^ (raw >> 1)) & 0x555) * 3
+    } else {
+        0
+    };
+    (raw ^ swap) as usize
+}
+
+/// The side to move's and the opponent's stones within two of a point on one line, from its
+/// [`local_index`].
+#[inline(always)]
+fn stones_near(local: usize) -> (u32, u32) {
+    // The middle four slots of the shape are the points within two.
+    let x = local as u32;
+    (
+        (x & !(x >> 1) & 0x154).count_ones(),
+        ((x >> 1) & !x & 0x154).count_ones(),
+    )
+}
+
+/// The stone-count weight index of a point from its four [`local_index`]es.
+#[inline(always)]
+fn density_index(local: &[usize; 4]) -> usize {
+    let (mut mine, mut theirs) = (0, 0);
+    for &l in local {
+        let (a, b) = stones_near(l);
+        mine += a;
+        theirs += b;
+    }
+    (mine.min(5) * 6 + theirs.min(5)) as usize
+}
+
+/// The weight indices of a point from the raw indices of the side to move's patterns
+/// (`mine`) and the opponent's (`theirs`), its [`distance_class`] to the last move (`last`,
+/// the opponent's) and to the one before (`prev`, the side to move's), and its four line
+/// keys (`keys`, directions in the board's order) with the side to move `me`.
 #[inline]
-pub fn features(mine: usize, theirs: usize, last: usize, prev: usize) -> [u32; 5] {
+pub fn features(
+    mine: usize,
+    theirs: usize,
+    last: usize,
+    prev: usize,
+    keys: [u32; 4],
+    me: Color,
+) -> [u32; FEATURES] {
     let r = &*RAW_INFO;
     let d = 2 * MULTISETS + COMBOS;
+    let local = keys.map(|k| local_index(k, me));
     [
         u32::from(r.multiset[mine]),
         (MULTISETS + usize::from(r.multiset[theirs])) as u32,
         (2 * MULTISETS + usize::from(r.top2[mine]) * PATTERNS + usize::from(r.top[theirs])) as u32,
         (d + last.min(DISTANCES - 1)) as u32,
         (d + DISTANCES + prev.min(DISTANCES - 1)) as u32,
+        (LOCAL_BASE + local[0]) as u32,
+        (LOCAL_BASE + local[1]) as u32,
+        (LOCAL_BASE + local[2]) as u32,
+        (LOCAL_BASE + local[3]) as u32,
+        (DENSITY_BASE + density_index(&local)) as u32,
     ]
 }
 
@@ -178,13 +256,13 @@ impl OrderWeights {
 
     /// The logit of a point from its [`features`].
     #[inline]
-    pub fn logit_of(&self, f: &[u32; 5]) -> f32 {
+    pub fn logit_of(&self, f: &[u32; FEATURES]) -> f32 {
         logit(&self.w, f)
     }
 }
 
 /// An ordering table expanded for the player's scan: integer scores (thousandths of a logit)
-/// per raw index, so that a point costs five lookups and no sorting.
+/// per raw index, so that a point costs ten lookups and no sorting.
 pub struct OrderTable {
     mine: Vec<i32>,
     theirs: Vec<i32>,
@@ -192,6 +270,8 @@ pub struct OrderTable {
     top: Vec<u8>,
     combo: Vec<i32>,
     distance: [i32; 2 * DISTANCES],
+    local: Vec<i32>,
+    density: [i32; DENSITY],
 }
 
 impl OrderTable {
@@ -213,19 +293,36 @@ impl OrderTable {
                 .map(|&x| milli(x))
                 .collect(),
             distance: std::array::from_fn(|i| milli(w.w[2 * MULTISETS + COMBOS + i])),
+            local: w.w[LOCAL_BASE..LOCAL_BASE + LOCAL]
+                .iter()
+                .map(|&x| milli(x))
+                .collect(),
+            density: std::array::from_fn(|i| milli(w.w[DENSITY_BASE + i])),
         }
     }
 
     /// The score of a point (thousandths of a logit) from the raw indices of the side to
-    /// move's patterns there and the opponent's ([`raw_index`]; both below [`RAW`]) and its
-    /// distance classes to the last two moves (see [`features`]).
+    /// move's patterns there and the opponent's ([`raw_index`]; both below [`RAW`]), its
+    /// distance classes to the last two moves and its line keys with the side to move (see
+    /// [`features`]).
     #[inline(always)]
-    pub fn score(&self, mine: usize, theirs: usize, last: usize, prev: usize) -> i32 {
+    pub fn score(
+        &self,
+        mine: usize,
+        theirs: usize,
+        last: usize,
+        prev: usize,
+        keys: [u32; 4],
+        me: Color,
+    ) -> i32 {
+        let local = keys.map(|k| local_index(k, me));
         self.mine[mine]
             + self.theirs[theirs]
             + self.combo[usize::from(self.top2[mine]) * PATTERNS + usize::from(self.top[theirs])]
             + self.distance[last.min(DISTANCES - 1)]
             + self.distance[DISTANCES + prev.min(DISTANCES - 1)]
+            + local.iter().map(|&l| self.local[l]).sum::<i32>()
+            + self.density[density_index(&local)]
     }
 }
 
@@ -245,13 +342,14 @@ pub static BUILTIN: Lazy<Option<OrderTable>> = Lazy::new(|| {
 #[derive(Clone, Debug, PartialEq)]
 pub struct OrderSample {
     /// Features per candidate.
-    pub feats: Vec<[u32; 5]>,
+    pub feats: Vec<[u32; FEATURES]>,
     /// Index of the chosen candidate.
     pub label: usize,
 }
 
 impl Choice for OrderSample {
-    fn candidates(&self) -> &[[u32; 5]] {
+    type Feats = [u32; FEATURES];
+    fn candidates(&self) -> &[[u32; FEATURES]] {
         &self.feats
     }
     fn label(&self) -> usize {
@@ -334,13 +432,29 @@ mod tests {
         assert_eq!(max + 1, MULTISETS);
         let a = raw_index(&[Pattern::F3, Pattern::B2, Pattern::Dead, Pattern::F1]);
         let b = raw_index(&[Pattern::F1, Pattern::Dead, Pattern::F3, Pattern::B2]);
-        assert_eq!(features(a, b, 0, 0)[0], features(b, a, 0, 0)[0]);
-        assert_eq!(features(a, b, 0, 0)[1], features(b, a, 0, 0)[1]);
+        let f = |m: usize, t: usize| features(m, t, 0, 0, [0; 4], Color::Black);
+        assert_eq!(f(a, b)[0], f(b, a)[0]);
+        assert_eq!(f(a, b)[1], f(b, a)[1]);
         let c = raw_index(&[Pattern::F3, Pattern::F3, Pattern::Dead, Pattern::F1]);
-        assert_ne!(features(a, a, 0, 0)[0], features(c, a, 0, 0)[0]);
+        assert_ne!(f(a, a)[0], f(c, a)[0]);
         assert_eq!(distance_class((3, 4), Some((5, 3))), 1);
         assert_eq!(distance_class((3, 4), Some((3, 14))), DISTANCES - 1);
         assert_eq!(distance_class((3, 4), None), DISTANCES - 1);
+    }
+
+    #[test]
+    fn line_shapes_are_seen_from_the_side_to_move() {
+        // A key with Black at -1 (slot 4), White at +2 (slot 6), a wall at +3 (slot 7).
+        let key = (1 << 8) | (2 << 12) | (3 << 14);
+        let b = local_index(key, Color::Black);
+        let w = local_index(key, Color::White);
+        // Seen by White, the Black stone is the opponent's (2) and the White one its own (1).
+        assert_eq!(w, (2 << 4) | (1 << 8) | (3 << 10));
+        assert_eq!(b, (1 << 4) | (2 << 8) | (3 << 10));
+        assert_eq!(stones_near(b), (1, 1));
+        // The stone at +3 is not within two.
+        assert_eq!(stones_near(local_index(1 << 14, Color::Black)), (0, 0));
+        assert_eq!(density_index(&[b, b, w, 0]), 3 * 6 + 3);
     }
 
     #[test]
@@ -348,7 +462,11 @@ mod tests {
         let t = BUILTIN.as_ref().expect("weights/gomoku_order.bin loads");
         let none = raw_index(&[Pattern::Dead; 4]);
         let three = raw_index(&[Pattern::F3, Pattern::Dead, Pattern::Dead, Pattern::Dead]);
-        assert!(t.score(three, none, 4, 4) > t.score(none, none, 4, 4));
+        let empty = [0; 4];
+        assert!(
+            t.score(three, none, 4, 4, empty, Color::Black)
+                > t.score(none, none, 4, 4, empty, Color::Black)
+        );
     }
 
     /// FNV-1a of bytes: a fingerprint of a whole weight file for the golden test.
@@ -358,15 +476,33 @@ mod tests {
         })
     }
 
+    /// A position of the five-feature table of the previous file format (`PCNORD2`), for
+    /// the golden test below.
+    struct Five {
+        feats: Vec<[u32; 5]>,
+        label: usize,
+    }
+
+    impl Choice for Five {
+        type Feats = [u32; 5];
+        fn candidates(&self) -> &[[u32; 5]] {
+            &self.feats
+        }
+        fn label(&self) -> usize {
+            self.label
+        }
+    }
+
     #[test]
     fn fitting_gives_the_recorded_weights_bit_for_bit() {
-        // Golden values, recorded from this fit as it stood before its loop was shared with
-        // the pattern policy's: any change to the order of the float operations, the
-        // held-out split or the shuffles changes them. One sample's label is out of range:
-        // it is dropped before the split.
+        // Golden values, recorded from [`fit`] when the table had five features a point (the
+        // weights before the line shapes, file magic `PCNORD2`), before its loop was shared
+        // with the pattern policy's; the steps of `fit` are replayed here on that table. Any
+        // change to the order of the float operations, the held-out split or the shuffles
+        // changes them. One sample's label is out of range: it is dropped before the split.
         let mut rng = Rng::new(29);
         let d = (2 * MULTISETS + COMBOS) as u32;
-        let mut samples: Vec<OrderSample> = (0..300)
+        let mut samples: Vec<Five> = (0..300)
             .map(|_| {
                 let n = 2 + rng.below(12);
                 let label = rng.below(n);
@@ -386,20 +522,33 @@ mod tests {
                         ]
                     })
                     .collect();
-                OrderSample { feats, label }
+                Five { feats, label }
             })
             .collect();
         samples[4].label = samples[4].feats.len();
-        let (w, rep) = fit(&samples, 4, 0.3, 1e-3, 9);
-        assert_eq!(fnv(&w.to_bytes()), 0xb2f0_7300_f4f1_71fe);
-        assert_eq!((rep.train, rep.held_out), (270, 29));
-        assert_eq!(rep.loss.to_bits(), 0x3fde_fb4b_7226_a71e);
-        assert_eq!(rep.loss_uniform.to_bits(), 0x3ffd_4a0b_6f59_977a);
-        let one = 1f64.to_bits();
-        assert_eq!(
-            rep.within.map(f64::to_bits),
-            [0x3fe9_611a_7b96_11a8, one, one, one, one, one, one]
-        );
+        let mut w = vec![0f32; LOCAL_BASE];
+        let (mut train, test) = split_held_out(&samples);
+        let o = AdaGrad {
+            epochs: 4,
+            lr: 0.3,
+            l2: 1e-3,
+            seed: 9 ^ 0x0bde,
+        };
+        adagrad(&mut w, &mut train, &o);
+        assert_eq!(fnv(&write_weights(b"PCNORD2\n", &w)), 0xb2f0_7300_f4f1_71fe);
+        assert_eq!((train.len(), test.len()), (270, 29));
+        let (loss, uniform) = cross_entropy(&w, &test);
+        assert_eq!(loss.to_bits(), 0x3fde_fb4b_7226_a71e);
+        assert_eq!(uniform.to_bits(), 0x3ffd_4a0b_6f59_977a);
+        let first = test
+            .iter()
+            .filter(|s| {
+                let z: Vec<f32> = s.feats.iter().map(|f| logit(&w, f)).collect();
+                rank_of(&z, s.label) < 1
+            })
+            .count() as f64
+            / test.len() as f64;
+        assert_eq!(first.to_bits(), 0x3fe9_611a_7b96_11a8);
     }
 
     #[test]
@@ -424,6 +573,11 @@ mod tests {
                         (2 * MULTISETS + rng.below(COMBOS)) as u32,
                         d + rng.below(DISTANCES) as u32,
                         d + (DISTANCES + rng.below(DISTANCES)) as u32,
+                        (LOCAL_BASE + rng.below(LOCAL)) as u32,
+                        (LOCAL_BASE + rng.below(LOCAL)) as u32,
+                        (LOCAL_BASE + rng.below(LOCAL)) as u32,
+                        (LOCAL_BASE + rng.below(LOCAL)) as u32,
+                        (DENSITY_BASE + rng.below(DENSITY)) as u32,
                     ]
                 })
                 .collect();
