@@ -53,19 +53,12 @@ fn read_games(text: &str, out: &mut Vec<(OrderSample, Vec<f32>)>) -> Result<usiz
                 if let (Tactic::Quiet, Some(label), true) = (t, label, cands.len() > 1) {
                     let me = g.to_move();
                     let opp: Color = me.opp();
-                    let xy = |m: u16| (m as usize % size, m as usize / size);
-                    let n = g.stones();
-                    let recent = |k: usize| {
-                        (n > k)
-                            .then(|| g.history_cells().nth(n - 1 - k))
-                            .flatten()
-                            .map(|(c, _)| xy(g.move_of(c)))
-                    };
-                    let (last, prev) = (recent(0), recent(1));
+                    let mut recent = g.history_cells().rev().map(|(c, _)| g.coords_of(c));
+                    let (last, prev) = (recent.next(), recent.next());
                     let feats = cands
                         .iter()
                         .map(|c| {
-                            let p = xy(g.move_of(c.cell));
+                            let p = g.coords_of(c.cell);
                             features(
                                 raw_index(&g.patterns(c.cell, me)),
                                 raw_index(&g.patterns(c.cell, opp)),

@@ -261,6 +261,13 @@ impl Gomoku {
         self.cell(m % self.width, m / self.width)
     }
 
+    /// Board coordinates (x, y) of a padded index: those of [`Gomoku::move_of`] without
+    /// going through the action number.
+    #[inline(always)]
+    pub fn coords_of(&self, cell: usize) -> (usize, usize) {
+        (cell % self.stride - PAD, cell / self.stride - PAD)
+    }
+
     /// Action of a padded index.
     #[inline(always)]
     pub fn move_of(&self, cell: usize) -> Move {
@@ -453,7 +460,7 @@ impl Gomoku {
     }
 
     /// Padded cells of the stones in play order.
-    pub fn history_cells(&self) -> impl Iterator<Item = (usize, Color)> + '_ {
+    pub fn history_cells(&self) -> impl DoubleEndedIterator<Item = (usize, Color)> + '_ {
         self.history.iter().map(|e| (e.cell as usize, e.color))
     }
 

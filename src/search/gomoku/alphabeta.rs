@@ -395,18 +395,12 @@ fn learned_order(g: &Gomoku, cands: &mut [Cand]) {
     };
     let me = g.to_move();
     let opp = me.opp();
-    let w = g.width();
-    let xy = |cell: usize| {
-        let m = g.move_of(cell) as usize;
-        (m % w, m / w)
-    };
-    let n = g.stones();
-    let recent = |k: usize| (n > k).then(|| g.history_cells().nth(n - 1 - k)).flatten();
-    let last = recent(0).map(|(c, _)| xy(c));
-    let prev = recent(1).map(|(c, _)| xy(c));
+    let mut recent = g.history_cells().rev().map(|(c, _)| g.coords_of(c));
+    let last = recent.next();
+    let prev = recent.next();
     for c in cands.iter_mut() {
         let word = g.pattern_word(c.cell);
-        let p = xy(c.cell);
+        let p = g.coords_of(c.cell);
         c.score = t.score(
             facts_index_of_word(word, me),
             facts_index_of_word(word, opp),
