@@ -480,8 +480,7 @@ impl Region {
 
     /// The points within two of the stone on padded `cell`.
     fn around(g: &Gomoku, cell: usize) -> Region {
-        let m = g.move_of(cell) as usize;
-        let (x, y) = (m % g.width(), m / g.width());
+        let (x, y) = g.coords_of(cell);
         Region {
             x0: x.saturating_sub(2),
             y0: y.saturating_sub(2),
