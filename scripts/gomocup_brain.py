@@ -5,8 +5,8 @@ import subprocess
 import time
 
 # A `BOARD` sent the moment Rapfi has answered is sometimes not taken as a command (its stone
-# lines then fail with `ERROR Unknown command`: 12 of 100 positions at 20 ms); a short pause
-# after each answer avoids it (0 of 100).
+# lines then fail with `ERROR Unknown command` and the brain must be restarted); a short
+# pause after each answer avoids it (measured in docs/notebook/2026-11-28-teacher-and-leaf-eval.md).
 SETTLE_S = 0.003
 
 
