@@ -15,7 +15,7 @@ out). Games are dealt round-robin to SHARDS so that several copies can run side 
     scripts/teacher_labels.py OUT MS SHARD SHARDS GAMES.sgf... [--mate N]
 
 The brain is $RAPFI, run in its own folder. Rapfi now and then answers a `BOARD` line with
-`ERROR Unknown command` (rare since `gomocup_brain` pauses after each answer); such a
+`ERROR Unknown command` (rare with `gomocup_brain`'s pause after each answer); such a
 position is dropped and the brain restarted.
 """
 import os
