@@ -1,5 +1,5 @@
 """A Gomocup brain (Rapfi) driven through pipes to evaluate 15x15 positions; used by
-scripts/teacher_labels.py and scripts/balanced_openings.py."""
+scripts/teacher_labels.py, scripts/balanced_openings.py and scripts/review_games.py."""
 import os
 import subprocess
 import time
@@ -41,6 +41,11 @@ class Brain:
 
     def evaluate(self, moves, mate):
         """The brain's evaluation of the position after `moves`, None when it has none."""
+        return self.analyse(moves, mate)[0]
+
+    def analyse(self, moves, mate):
+        """The brain's evaluation of the position after `moves` (None when it has none; a
+        mate it reports is +-`mate`, None when `mate` is 0) and its move there, (x, y)."""
         self.send("BOARD")
         n = len(moves)
         for i, (x, y) in enumerate(moves):
@@ -61,7 +66,11 @@ class Brain:
                 raise RuntimeError(line)
             elif not line.startswith(("MESSAGE", "DEBUG")) and "," in line:
                 time.sleep(SETTLE_S)
-                return ev
+                x, y = line.split(",")[:2]
+                try:
+                    return ev, (int(x), int(y))
+                except ValueError:
+                    raise RuntimeError(f"not a move: {line}") from None
 
     def restart(self):
         self.p.kill()
