@@ -209,4 +209,8 @@ def summarize(rows, colour_of, n_games, judge, a):
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except BrokenPipeError:
+        # The summary was piped into a reader that stopped early (`| head`).
+        sys.stderr.close()
