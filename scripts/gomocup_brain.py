@@ -1,6 +1,8 @@
-"""A Gomocup brain (Rapfi) driven through pipes to evaluate 15x15 positions; used by
-scripts/teacher_labels.py, scripts/balanced_openings.py and scripts/review_games.py."""
+"""A Gomocup brain (Rapfi) driven through pipes to evaluate 15x15 positions, and the games
+of a c-gomoku-cli SGF; used by scripts/teacher_labels.py, scripts/balanced_openings.py and
+scripts/review_games.py."""
 import os
+import re
 import subprocess
 import time
 
@@ -8,6 +10,21 @@ import time
 # lines then fail with `ERROR Unknown command` and the brain must be restarted); a short
 # pause after each answer avoids it (measured in docs/notebook/2026-11-28-teacher-and-leaf-eval.md).
 SETTLE_S = 0.003
+
+
+def sgf_games(path):
+    """Each game record of a c-gomoku-cli SGF file, in order: (the record's text, its moves
+    as (x, y), how many of them are the opening's, marked `C[opening move]`)."""
+    with open(path) as f:
+        text = f.read()
+    for g in re.split(r"\(;", text)[1:]:
+        mv = re.findall(r";[BW]\[([a-z])([a-z])\](C\[opening move\])?", g)
+        yield g, [(ord(a) - 97, ord(b) - 97) for a, b, _ in mv], sum(1 for m in mv if m[2])
+
+
+def letters(points):
+    """Points as letter pairs, x then y from 'a' (the SGF's coordinates)."""
+    return "".join(chr(x + 97) + chr(y + 97) for x, y in points)
 
 
 class Brain:

@@ -7,8 +7,9 @@ one side is clearly lost, as the side to move. Each position gets the judge's ev
 (its `MESSAGE ... Eval N`, the side to move's view; Rapfi's units, about 200 a logit) and
 the judge's move. A move's *drop* is how much it lost by the judge's reckoning: the
 evaluation before it minus the mover's evaluation after it (the next position's, negated).
-Noise in the judge's search makes small drops meaningless; a drop of 100 or more is a clear
-mistake by the judge's lights.
+In lost games the judge's evaluation also drifts against the loser from move to move
+whatever is played, so drops are read against those of the moves the judge would have
+played itself, which the summary gives apart.
 
     scripts/review_games.py GAMES.sgf [--player pcn] [--ms 1000] [--jobs 2] [--all]
                             [--stop 800] [--out FILE | --from FILE] [--top 20]
@@ -35,8 +36,9 @@ import statistics
 import sys
 import threading
 
-from gomocup_brain import Brain
+from gomocup_brain import Brain, letters, sgf_games
 
+# A reported mate (`+M7`, `-M7`) counts as this, above any evaluation Rapfi gives.
 MATE = 20000
 
 
@@ -48,7 +50,7 @@ def die(msg):
 def games_of(path, player, everything):
     """(number, moves, opening length, player's colour) of the games to review."""
     out = []
-    for k, g in enumerate(re.split(r"\(;", open(path).read())[1:], 1):
+    for k, (g, moves, opening) in enumerate(sgf_games(path), 1):
         if "SZ[15]" not in g or "RU[0]" not in g:
             continue
         names = dict(re.findall(r"P([BW])\[([^\]]*)\]", g))
@@ -59,15 +61,8 @@ def games_of(path, player, everything):
         lost = res is not None and res.group(1) != colour
         if not (everything or lost):
             continue
-        mv = re.findall(r";[BW]\[([a-z])([a-z])\](C\[opening move\])?", g)
-        opening = sum(1 for m in mv if m[2])
-        moves = [(ord(a) - 97, ord(b) - 97) for a, b, _ in mv]
         out.append((k, moves, opening, colour))
     return out
-
-
-def letters(pts):
-    return "".join(chr(x + 97) + chr(y + 97) for x, y in pts)
 
 
 def review(brain, game, stop):

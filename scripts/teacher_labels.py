@@ -19,10 +19,9 @@ The brain is $RAPFI, run in its own folder. Rapfi now and then answers a `BOARD`
 position is dropped and the brain restarted.
 """
 import os
-import re
 import sys
 
-from gomocup_brain import Brain
+from gomocup_brain import Brain, letters, sgf_games
 
 
 def main():
@@ -39,15 +38,12 @@ def main():
     k = 0
     with open(out, "w") as fo:
         for path in args[4:]:
-            for g in re.split(r"\(;", open(path).read()):
+            for g, pts, opening in sgf_games(path):
                 if "SZ[15]" not in g or "RU[0]" not in g:
                     continue
                 k += 1
                 if k % shards != shard:
                     continue
-                mv = re.findall(r";[BW]\[([a-z])([a-z])\](C\[opening move\])?", g)
-                opening = sum(1 for m in mv if m[2])
-                pts = [(ord(a) - 97, ord(b) - 97) for a, b, _ in mv]
                 for n in range(opening, len(pts)):
                     try:
                         ev = brain.evaluate(pts[:n], mate)
@@ -56,8 +52,7 @@ def main():
                         continue
                     if ev is None or abs(ev) > 5000:
                         continue
-                    moves = "".join(chr(x + 97) + chr(y + 97) for x, y in pts[:n])
-                    fo.write(f"{moves} {ev}\n")
+                    fo.write(f"{letters(pts[:n])} {ev}\n")
                 fo.flush()
     brain.send("END")
 
