@@ -151,6 +151,14 @@ pub struct Gomoku {
     cells: Vec<u8>,
     keys: Vec<[u32; 4]>,
     pats: Vec<[u16; 4]>,
+    /// Whether `near` and `near_empty` are kept ([`Gomoku::track_near`]). Only the searches
+    /// that scan for candidates at every node want them; the others' moves skip the work.
+    near_tracked: bool,
+    /// Per padded cell, the stones within two points on its four lines (see
+    /// [`Gomoku::near_stone`]), while tracked.
+    near: Vec<u8>,
+    /// The empty points with a stone within two on a line, while tracked.
+    near_empty: CellBits,
     hash: u64,
     to_move: Color,
     history: Vec<Entry>,
@@ -210,6 +218,9 @@ impl Gomoku {
             cells: vec![WALL; stride * rows],
             keys: vec![[0; 4]; stride * rows],
             pats: vec![[0; 4]; stride * rows],
+            near_tracked: false,
+            near: vec![0; stride * rows],
+            near_empty: CellBits::default(),
             hash: 0,
             to_move: Color::Black,
             history: Vec::with_capacity(width * height),
@@ -476,6 +487,50 @@ impl Gomoku {
         })
     }
 
+    /// The empty points with a stone within two of them on one of their four lines (those
+    /// where [`Gomoku::near_stone`] holds), in increasing cell order: the points a scan of
+    /// the board for move candidates visits. A copy of the kept set once
+    /// [`Gomoku::track_near`] was called, else found by a look at every point.
+    #[inline]
+    pub fn near_empty(&self) -> CellBits {
+        if self.near_tracked {
+            return self.near_empty;
+        }
+        let mut bits = CellBits::default();
+        for c in self.cell_range() {
+            if self.cells[c] == EMPTY && self.near_stone(c) {
+                bits.insert(c);
+            }
+        }
+        bits
+    }
+
+    /// From now on, keeps [`Gomoku::near_empty`] up to date with every move and undo (a few
+    /// per cent more per move), so that a search that scans for candidates at every node
+    /// reads it instead of looking at every point. Clones keep tracking.
+    pub fn track_near(&mut self) {
+        if self.near_tracked {
+            return;
+        }
+        self.near.fill(0);
+        for cell in self.history.iter().map(|e| e.cell as usize) {
+            for d in 0..4 {
+                let delta = self.delta(d);
+                for k in [-2isize, -1, 1, 2] {
+                    self.near[(cell as isize + k * delta) as usize] += 1;
+                }
+            }
+        }
+        let mut bits = CellBits::default();
+        for c in self.cell_range() {
+            if self.cells[c] == EMPTY && self.near[c] > 0 {
+                bits.insert(c);
+            }
+        }
+        self.near_empty = bits;
+        self.near_tracked = true;
+    }
+
     /// Range of padded indices that covers the whole board.
     pub fn cell_range(&self) -> std::ops::Range<usize> {
         self.cell(0, 0)..self.cell(self.width - 1, self.height - 1) + 1
@@ -503,19 +558,35 @@ impl Gomoku {
     }
 
     #[inline(always)]
-    fn update_lines(&mut self, cell: usize, v: u32) {
-        if self.narrow {
-            self.update_lines_reach::<true>(cell, v)
-        } else {
-            self.update_lines_reach::<false>(cell, v)
+    fn update_lines<const ADD: bool>(&mut self, cell: usize, v: u32) {
+        match (self.narrow, self.near_tracked) {
+            (true, false) => self.update_lines_reach::<true, ADD, false>(cell, v),
+            (false, false) => self.update_lines_reach::<false, ADD, false>(cell, v),
+            (true, true) => self.update_lines_reach::<true, ADD, true>(cell, v),
+            (false, true) => self.update_lines_reach::<false, ADD, true>(cell, v),
+        }
+        if !self.near_tracked {
+            return;
+        }
+        // The stone's own point: no longer empty, or empty again and near a stone as before.
+        if ADD {
+            self.near_empty.remove(cell);
+        } else if self.near[cell] > 0 {
+            self.near_empty.insert(cell);
         }
     }
 
     /// [`Gomoku::update_lines`] for the narrow (16-bit) or wide (20-bit) pattern keys: the
     /// two are separate so that each inner loop has fixed bounds (play and undo are about
-    /// two fifths of the threat searches' time).
+    /// two fifths of the threat searches' time). `ADD`: the stone on `cell` was just placed
+    /// (else just taken away); with `NEAR` the neighbours' counts of stones within two
+    /// ([`Gomoku::near_empty`]) follow it.
     #[inline(always)]
-    fn update_lines_reach<const NARROW: bool>(&mut self, cell: usize, v: u32) {
+    fn update_lines_reach<const NARROW: bool, const ADD: bool, const NEAR: bool>(
+        &mut self,
+        cell: usize,
+        v: u32,
+    ) {
         let reach = if NARROW { 4 } else { 5 };
         // The stone is on the board, so every cell within five of it on a line lies inside
         // the five-cell padding: the indices below are in bounds (checked in debug builds).
@@ -525,6 +596,9 @@ impl Gomoku {
         let deltas = [0, 1, 2, 3].map(|d| self.delta(d));
         let keys = &mut self.keys[..];
         let pats = &mut self.pats[..];
+        let near = &mut self.near[..];
+        let cells = &self.cells[..];
+        let bits = &mut self.near_empty.0;
         let table = self.table;
         for (d, &delta) in deltas.iter().enumerate() {
             for k in 1..=5usize {
@@ -547,6 +621,25 @@ impl Gomoku {
                             *table.get_unchecked(table_index(kf, NARROW));
                         *pats.get_unchecked_mut(back).get_unchecked_mut(d) =
                             *table.get_unchecked(table_index(kb, NARROW));
+                    }
+                    // `near`, `cells` have one entry per padded cell like `keys`, and a
+                    // padded index of any board is below `64 * BIT_WORDS`.
+                    if NEAR && k <= 2 {
+                        for n in [fwd, back] {
+                            let c = near.get_unchecked_mut(n);
+                            let w = bits.get_unchecked_mut(n >> 6);
+                            if ADD {
+                                *c += 1;
+                                if *cells.get_unchecked(n) == EMPTY {
+                                    *w |= 1 << (n & 63);
+                                }
+                            } else {
+                                *c -= 1;
+                                if *c == 0 {
+                                    *w &= !(1 << (n & 63));
+                                }
+                            }
+                        }
                     }
                 }
             }
@@ -639,6 +732,12 @@ impl CellBits {
     #[inline(always)]
     pub fn insert(&mut self, cell: usize) {
         self.0[cell >> 6] |= 1 << (cell & 63);
+    }
+
+    /// Removes a padded cell.
+    #[inline(always)]
+    pub fn remove(&mut self, cell: usize) {
+        self.0[cell >> 6] &= !(1 << (cell & 63));
     }
 
     /// Whether the set holds `cell`.
@@ -773,7 +872,7 @@ impl Game for Gomoku {
         };
         let v = color.index() as u32 + 1;
         self.cells[cell] = v as u8;
-        self.update_lines(cell, v);
+        self.update_lines::<true>(cell, v);
         self.hash ^= ZOBRIST.key(cell, color.index()) ^ ZOBRIST.side;
         self.to_move = color.opp();
         self.history.push(Entry {
@@ -789,7 +888,7 @@ impl Game for Gomoku {
         let cell = e.cell as usize;
         let v = e.color.index() as u32 + 1;
         self.cells[cell] = EMPTY;
-        self.update_lines(cell, v);
+        self.update_lines::<false>(cell, v);
         self.hash ^= ZOBRIST.key(cell, e.color.index());
         if self.to_move != e.color.opp() {
             // A setup stone changed the side to move; restore the state before it.
@@ -851,6 +950,46 @@ mod tests {
         g.parse_gtp(s).expect("vertex")
     }
 
+    /// The kept set of empty points near a stone equals a look at every point, along random
+    /// games with take-backs that reach the edges, on the smallest and largest boards.
+    #[test]
+    fn near_empty_follows_moves_and_undos() {
+        let mut rng = crate::util::Rng::new(0x4E41);
+        for size in [MIN_SIZE, 15, MAX_SIZE] {
+            let Ok(mut g) = Gomoku::new(size, size, Rule::Freestyle) else {
+                panic!("board {size}");
+            };
+            g.track_near();
+            assert!(g.near_empty().is_empty());
+            let mut legal = Vec::new();
+            for _ in 0..400 {
+                if g.outcome().is_some() || (rng.below(3) == 0 && g.stones() > 0) {
+                    g.undo();
+                } else {
+                    g.legal_moves(&mut legal);
+                    if legal.is_empty() {
+                        break;
+                    }
+                    g.play_unchecked(legal[rng.below(legal.len())]);
+                }
+                let want: Vec<usize> = g
+                    .cell_range()
+                    .filter(|&c| g.cells[c] == EMPTY && g.near_stone(c))
+                    .collect();
+                assert_eq!(g.near_empty().iter().collect::<Vec<_>>(), want, "{g:?}");
+                // Tracking switched on in mid-game starts from the same set.
+                let mut late = g.clone();
+                late.near_tracked = false;
+                late.track_near();
+                assert_eq!(
+                    (late.near_empty, &late.near),
+                    (g.near_empty, &g.near),
+                    "{g:?}"
+                );
+            }
+        }
+    }
+
     /// The rule text of 4T (shared README §7.1) as a plain scan: distinct empty cells of
     /// five-cell windows through `cell` holding four stones of `color` (with `cell`) and no
     /// opponent stone or wall. The oracle of the table-driven [`Gomoku::four_t_completions`].
@@ -901,7 +1040,7 @@ mod tests {
                     };
                     let v = color.index() as u32 + 1;
                     g.cells[c] = v as u8;
-                    g.update_lines(c, v);
+                    g.update_lines::<true>(c, v);
                 }
             }
             for c in g.cell_range() {

@@ -25,7 +25,6 @@ use super::greedy;
 use super::ordering;
 use super::threat::ThreatSolver;
 use super::{Budget, Limits, SearchEvent, SearchResult, Searcher};
-use crate::game::gomoku::pattern::EMPTY;
 use crate::game::gomoku::{Gomoku, Pattern, Rule};
 use crate::game::{Color, Game, Move, Outcome};
 use crate::search::DEFAULT_MEMORY_BYTES;
@@ -337,9 +336,17 @@ struct TunedSum {
 /// are below `PATTERNS`).
 #[inline(always)]
 fn facts_index_of_word(word: u64, color: Color) -> usize {
-    let y = word >> (8 * color.index());
-    let n = |d: u32| ((y >> (16 * d)) & 0xFF) as usize;
-    ((n(0) * PATTERNS + n(1)) * PATTERNS + n(2)) * PATTERNS + n(3)
+    // The colour's four patterns, one per 16-bit lane (direction d in lane d).
+    let y = (word >> (8 * color.index())) & 0x00FF_00FF_00FF_00FF;
+    // One multiplication sums `n(d) * 11^(3 - d)` into the top lane: lane 3 of the product
+    // collects exactly the pairs of lanes d + e = 3, and every lower lane's sum stays below
+    // 2^16 (at most 10 * (121 + 11 + 1)), so no carry reaches it; the higher products fall
+    // off the end of the word.
+    const WEIGHTS: u64 = (PATTERNS.pow(3) as u64) << 48
+        | (PATTERNS.pow(2) as u64) << 32
+        | (PATTERNS as u64) << 16
+        | 1;
+    (y.wrapping_mul(WEIGHTS) >> 48) as usize
 }
 
 /// [`cell_score`] from the patterns already read.
@@ -370,7 +377,7 @@ fn add_point_features(f: &mut [i32; EVAL_FEATURES], base: usize, p: PointFacts) 
 pub fn eval_features(g: &Gomoku) -> Option<[i32; EVAL_FEATURES]> {
     let mut out = Vec::new();
     let mut f = [0; EVAL_FEATURES];
-    match classify_impl(g, Region::full(g), &mut out, Some(&mut f), None, false).0 {
+    match classify_impl(g, &mut out, Some(&mut f), None, false).0 {
         Tactic::Quiet | Tactic::Defend => Some(f),
         _ => None,
     }
@@ -446,62 +453,6 @@ pub enum Tactic {
     Quiet,
 }
 
-/// Rectangle of board points (inclusive bounds) that holds every empty point near a stone:
-/// the stones' bounding box widened by two, clipped to the board. Scanning it instead of the
-/// whole board finds the same points in the same (row-major) order.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-struct Region {
-    x0: usize,
-    y0: usize,
-    x1: usize,
-    y1: usize,
-}
-
-impl Region {
-    /// The whole board.
-    fn full(g: &Gomoku) -> Region {
-        Region {
-            x0: 0,
-            y0: 0,
-            x1: g.width() - 1,
-            y1: g.height() - 1,
-        }
-    }
-
-    /// The region of the stones on the board (the whole board when there are none).
-    fn of_stones(g: &Gomoku) -> Region {
-        let mut cells = g.history_cells().map(|(c, _)| c);
-        let Some(first) = cells.next() else {
-            return Region::full(g);
-        };
-        let r = Region::around(g, first);
-        cells.fold(r, |r, c| r.with(g, c))
-    }
-
-    /// The points within two of the stone on padded `cell`.
-    fn around(g: &Gomoku, cell: usize) -> Region {
-        let (x, y) = g.coords_of(cell);
-        Region {
-            x0: x.saturating_sub(2),
-            y0: y.saturating_sub(2),
-            x1: (x + 2).min(g.width() - 1),
-            y1: (y + 2).min(g.height() - 1),
-        }
-    }
-
-    /// This region after a stone on padded `cell`.
-    #[inline]
-    fn with(self, g: &Gomoku, cell: usize) -> Region {
-        let a = Region::around(g, cell);
-        Region {
-            x0: self.x0.min(a.x0),
-            y0: self.y0.min(a.y0),
-            x1: self.x1.max(a.x1),
-            y1: self.y1.max(a.y1),
-        }
-    }
-}
-
 /// Classifies the position and fills `out` with the candidates (unsorted).
 /// Also returns the static evaluation terms (own pattern sum, opponent pattern sum).
 pub fn classify(g: &Gomoku, out: &mut Vec<Cand>) -> (Tactic, i32, i32) {
@@ -512,36 +463,33 @@ pub fn classify(g: &Gomoku, out: &mut Vec<Cand>) -> (Tactic, i32, i32) {
 /// ([`eval_features`], [`tuned_eval`]) in place of the two pattern sums (then the second
 /// term is 0).
 pub fn classify_with(g: &Gomoku, out: &mut Vec<Cand>, tuned: bool) -> (Tactic, i32, i32) {
-    let (t, a, b, _) = classify_region(g, Region::full(g), out, tuned, false);
+    let (t, a, b, _) = classify_node(g, out, tuned, false);
     (t, a, b)
 }
 
-/// [`classify_with`] scanning only `region`, which must hold every empty point near a stone.
-/// With `leaf`, `out` only gets the points that block an opponent five (all that a leaf
+/// [`classify_with`], and with `leaf`, `out` only gets the points that block an opponent five (all that a leaf
 /// searches, under [`Tactic::MustBlock`]). The last value says whether the side to move can
 /// make a four at a candidate (whether or not `out` holds them all).
-fn classify_region(
+fn classify_node(
     g: &Gomoku,
-    region: Region,
     out: &mut Vec<Cand>,
     tuned: bool,
     leaf: bool,
 ) -> (Tactic, i32, i32, bool) {
     if !tuned {
-        return classify_impl(g, region, out, None, None, leaf);
+        return classify_impl(g, out, None, None, leaf);
     }
     // The value equals `tuned_eval` of the features `classify_impl` would fill (also where
     // it stops early: both leave out the same points and terms).
     let mut sum = TunedSum::default();
-    let (t, _, _, four) = classify_impl(g, region, out, None, Some(&mut sum), leaf);
+    let (t, _, _, four) = classify_impl(g, out, None, Some(&mut sum), leaf);
     (t, sum.value, 0, four)
 }
 
-/// [`classify`] over `region`, filling the evaluation features into `feats` and summing the
+/// [`classify`] over the empty points near a stone ([`Gomoku::near_empty`]), filling the evaluation features into `feats` and summing the
 /// tuned evaluation into `tuned` when given.
 fn classify_impl(
     g: &Gomoku,
-    region: Region,
     out: &mut Vec<Cand>,
     mut feats: Option<&mut [i32; EVAL_FEATURES]>,
     mut tuned: Option<&mut TunedSum>,
@@ -564,7 +512,6 @@ fn classify_impl(
     let renju_black = g.rule() == Rule::Renju && me == Color::Black;
     let opp_renju_black = g.rule() == Rule::Renju && opp == Color::Black;
     let four_t = g.rule() == Rule::FourT;
-    let w = g.width();
     let facts: &[PointFacts] = &FACTS;
     let [eval_me, eval_opp] = &*POINT_EVAL;
     let mut opp_five: Option<usize> = None;
@@ -575,97 +522,92 @@ fn classify_impl(
     let mut sum_opp = 0;
     let (mut me43, mut me33, mut opp_fours) = (0, 0, 0);
     let mut my_four = false;
-    for y in region.y0..=region.y1 {
-        let row = g.cell_of((y * w) as Move);
-        for cell in row + region.x0..=row + region.x1 {
-            if g.cell_value(cell) != EMPTY || !near_stone(g, cell) {
-                continue;
+    // The empty points near a stone, in increasing (row-major) order.
+    for cell in g.near_empty().iter() {
+        let word = g.pattern_word(cell);
+        let im = facts_index_of_word(word, me);
+        let pm = facts[im];
+        if pm.five() {
+            return (Tactic::WinNow(cell), 0, 0, false);
+        }
+        let io = facts_index_of_word(word, opp);
+        let po = facts[io];
+        let mf = pm.fours();
+        // Two fours at once win like an open four (not for renju Black: forbidden).
+        let mo = pm.open_four() || (mf >= 2 && !renju_black);
+        if four_t && (mo || mf >= 2) {
+            // 4T: two completion points win at once.
+            return (Tactic::WinNow(cell), 0, 0, false);
+        }
+        if po.five() {
+            opp_fives += 1;
+            if opp_five.is_none() {
+                opp_five = Some(cell);
             }
-            let word = g.pattern_word(cell);
-            let im = facts_index_of_word(word, me);
-            let pm = facts[im];
-            if pm.five() {
-                return (Tactic::WinNow(cell), 0, 0, false);
+        }
+        let of = po.fours();
+        let oo = po.open_four() || (of >= 2 && !opp_renju_black);
+        let forbidden = renju_black && g.is_forbidden(cell);
+        if !forbidden && mo && my_open.is_none() {
+            my_open = Some(cell);
+        }
+        opp_open |= oo;
+        let a = pm.score();
+        let b = po.score();
+        sum_me += a;
+        sum_opp += b;
+        if let Some(f) = feats.as_deref_mut() {
+            if of > 0 {
+                opp_fours += 1;
             }
-            let io = facts_index_of_word(word, opp);
-            let po = facts[io];
-            let mf = pm.fours();
-            // Two fours at once win like an open four (not for renju Black: forbidden).
-            let mo = pm.open_four() || (mf >= 2 && !renju_black);
-            if four_t && (mo || mf >= 2) {
-                // 4T: two completion points win at once.
-                return (Tactic::WinNow(cell), 0, 0, false);
+            let (cm, co) = (pm.class(), po.class());
+            if !forbidden && cm <= 2 {
+                me43 += 1;
+            } else if !forbidden && cm == 5 {
+                me33 += 1;
             }
-            if po.five() {
-                opp_fives += 1;
-                if opp_five.is_none() {
-                    opp_five = Some(cell);
-                }
+            if !forbidden {
+                add_point_features(f, 0, pm);
             }
-            let of = po.fours();
-            let oo = po.open_four() || (of >= 2 && !opp_renju_black);
-            let forbidden = renju_black && g.is_forbidden(cell);
-            if !forbidden && mo && my_open.is_none() {
-                my_open = Some(cell);
+            let opp_forbidden = opp_renju_black && co < CELL_CLASSES && g.is_forbidden(cell);
+            if !opp_forbidden {
+                add_point_features(f, SIDE_FEATURES, po);
             }
-            opp_open |= oo;
-            let a = pm.score();
-            let b = po.score();
-            sum_me += a;
-            sum_opp += b;
-            if let Some(f) = feats.as_deref_mut() {
-                if of > 0 {
-                    opp_fours += 1;
-                }
-                let (cm, co) = (pm.class(), po.class());
-                if !forbidden && cm <= 2 {
+        }
+        if let Some(t) = tuned.as_deref_mut() {
+            // The same terms as the features above, already weighted.
+            if of > 0 {
+                opp_fours += 1;
+            }
+            let (cm, co) = (pm.class(), po.class());
+            if !forbidden {
+                if cm <= 2 {
                     me43 += 1;
-                } else if !forbidden && cm == 5 {
+                } else if cm == 5 {
                     me33 += 1;
                 }
-                if !forbidden {
-                    add_point_features(f, 0, pm);
-                }
-                let opp_forbidden = opp_renju_black && co < CELL_CLASSES && g.is_forbidden(cell);
-                if !opp_forbidden {
-                    add_point_features(f, SIDE_FEATURES, po);
-                }
+                t.value += eval_me[im];
+                t.classes[0] |= 1 << cm;
             }
-            if let Some(t) = tuned.as_deref_mut() {
-                // The same terms as the features above, already weighted.
-                if of > 0 {
-                    opp_fours += 1;
-                }
-                let (cm, co) = (pm.class(), po.class());
-                if !forbidden {
-                    if cm <= 2 {
-                        me43 += 1;
-                    } else if cm == 5 {
-                        me33 += 1;
-                    }
-                    t.value += eval_me[im];
-                    t.classes[0] |= 1 << cm;
-                }
-                if !(opp_renju_black && co < CELL_CLASSES && g.is_forbidden(cell)) {
-                    t.value += eval_opp[io];
-                    t.classes[1] |= 1 << co;
-                }
+            if !(opp_renju_black && co < CELL_CLASSES && g.is_forbidden(cell)) {
+                t.value += eval_opp[io];
+                t.classes[1] |= 1 << co;
             }
-            if forbidden {
-                continue;
-            }
-            my_four |= mf > 0;
-            if leaf && !po.five() {
-                continue;
-            }
-            out.push(Cand {
-                cell,
-                score: a * 10 + b * 9,
-                my_four: mf > 0,
-                opp_four: of > 0 || po.five(),
-                tactical: mf > 0 || of > 0 || a >= WEIGHT_THREE || b >= WEIGHT_THREE,
-            });
         }
+        if forbidden {
+            continue;
+        }
+        my_four |= mf > 0;
+        if leaf && !po.five() {
+            continue;
+        }
+        out.push(Cand {
+            cell,
+            score: a * 10 + b * 9,
+            my_four: mf > 0,
+            opp_four: of > 0 || po.five(),
+            tactical: mf > 0 || of > 0 || a >= WEIGHT_THREE || b >= WEIGHT_THREE,
+        });
     }
     // Caro: a five blocked at both ends does not win, so blocking one completion point of a
     // "double" four can also kill the other; the line patterns cannot see that, so two
@@ -904,9 +846,6 @@ pub struct AlphaBeta {
     defending: bool,
     /// Node cap of the VCF run at each leaf where the side to move has a four (0: off).
     leaf_vcf_nodes: u64,
-    /// Per ply of the current search, the region that holds every candidate point (the
-    /// root's from its stones, each child's widened by the move that leads to it).
-    regions: Vec<Region>,
     /// Per ply of the current search, the static evaluation of a quiet node (`i32::MIN` for
     /// the others), for "improving" in the late-move reductions.
     evals: Vec<i32>,
@@ -970,7 +909,6 @@ impl AlphaBeta {
             threats: ThreatSolver::new(bits),
             defending: false,
             leaf_vcf_nodes: LEAF_VCF_NODES,
-            regions: Vec::new(),
             evals: vec![i32::MIN; MAX_PLY + 2],
             stats: TreeStats::default(),
         }
@@ -1098,10 +1036,9 @@ impl AlphaBeta {
             }
         }
         let mut cands = std::mem::take(&mut self.stack[ply]);
-        let region = self.regions[ply];
         // A leaf searches nothing but the blocks of a five: skip collecting the rest.
         let leaf = depth <= 0 || ply >= MAX_PLY;
-        let (tactic, sum_me, sum_opp, my_four) = classify_region(g, region, &mut cands, true, leaf);
+        let (tactic, sum_me, sum_opp, my_four) = classify_node(g, &mut cands, true, leaf);
         let mut child_depth = depth - 1;
         match tactic {
             Tactic::WinNow(_) => {
@@ -1206,7 +1143,6 @@ impl AlphaBeta {
             }
             let m = g.move_of(c.cell);
             g.play_unchecked(m);
-            self.regions[ply + 1] = region.with(g, c.cell);
             let score = match g.outcome() {
                 Some(Outcome::Win(_)) => WIN - ply as i32 - 1,
                 Some(Outcome::Draw) => 0,
@@ -1340,7 +1276,6 @@ impl AlphaBeta {
             budget.nodes += 1;
             let m = g.move_of(c.cell);
             g.play_unchecked(m);
-            self.regions[1] = self.regions[0].with(g, c.cell);
             let score = match g.outcome() {
                 Some(Outcome::Win(_)) => WIN - 1,
                 Some(Outcome::Draw) => 0,
@@ -1570,6 +1505,8 @@ impl Searcher<Gomoku> for AlphaBeta {
     ) -> SearchResult {
         let mut budget = Budget::new(limits, stop);
         let mut g = game.clone();
+        // Every node scans the empty points near a stone: keep them with the moves.
+        g.track_near();
         let me = g.to_move();
         self.aborted = false;
         self.stats = TreeStats::default();
@@ -1595,7 +1532,6 @@ impl Searcher<Gomoku> for AlphaBeta {
         }
         let mut moves = Vec::new();
         let (tactic, _, _) = classify(&g, &mut moves);
-        self.regions = vec![Region::of_stones(&g); MAX_PLY + 2];
         let proven =
             |winner: Color, cell: usize, g: &Gomoku, on_event: &mut dyn FnMut(&SearchEvent)| {
                 let m = g.move_of(cell);
@@ -1682,7 +1618,6 @@ impl Searcher<Gomoku> for AlphaBeta {
             h.tt = self.tt.clone();
             h.width = self.width;
             h.leaf_vcf_nodes = self.leaf_vcf_nodes;
-            h.regions.clone_from(&self.regions);
             if h.history.len() != cells {
                 h.history = vec![0; cells];
             }
@@ -1833,6 +1768,7 @@ impl AlphaBeta {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::game::gomoku::pattern::EMPTY;
     use crate::util::Rng;
 
     /// Index of four patterns in [`FACTS`].
@@ -1866,6 +1802,35 @@ mod tests {
                         }
                     }
                 }
+            }
+        }
+    }
+
+    /// The scan's one-multiplication index equals the plain one for every combination of
+    /// four patterns of either colour, whatever the other colour's patterns are.
+    #[test]
+    fn word_index_matches_the_pattern_index() {
+        let mut rng = Rng::new(7);
+        for i in 0..PATTERNS.pow(4) {
+            let p = [
+                i / PATTERNS.pow(3),
+                i / PATTERNS.pow(2) % PATTERNS,
+                i / PATTERNS % PATTERNS,
+                i % PATTERNS,
+            ];
+            let pats = p.map(|x| Pattern::from_u8(x as u8));
+            assert_eq!(facts_index(&pats), i);
+            for color in [Color::Black, Color::White] {
+                let mut word = 0u64;
+                for (d, &x) in p.iter().enumerate() {
+                    let other = rng.below(PATTERNS) as u64;
+                    let lane = match color {
+                        Color::Black => x as u64 | other << 8,
+                        Color::White => other | (x as u64) << 8,
+                    };
+                    word |= lane << (16 * d);
+                }
+                assert_eq!(facts_index_of_word(word, color), i, "{p:?} {color:?}");
             }
         }
     }
@@ -1991,7 +1956,6 @@ mod tests {
         let mut ab = AlphaBeta::new();
         ab.set_memory(1 << 20);
         ab.ensure_tt();
-        ab.regions = vec![Region::of_stones(&g); MAX_PLY + 2];
         let stop = AtomicBool::new(false);
         let limits = Limits::default();
         for (flag, unsound) in [(EXACT | UNPROVEN, true), (EXACT, false)] {
@@ -2043,12 +2007,13 @@ mod tests {
         v
     }
 
-    /// Along random games with take-backs, the region the search carries from ply to ply
-    /// (widened by each move, restored on undo) equals the region computed from scratch and
-    /// gives the same classification, candidates and evaluation as a scan of the whole board;
-    /// so does the leaf scan, which collects only the blocks of a five.
+    /// Along random games with take-backs, the scan visits exactly the empty points near a
+    /// stone that a look at every point of the board finds, in the same order; the leaf scan,
+    /// which collects only the blocks of a five, gives the same classification and
+    /// evaluation; and the tuned evaluation summed point by point equals that of the
+    /// feature vector.
     #[test]
-    fn region_scan_matches_the_whole_board() {
+    fn node_scan_matches_the_whole_board() {
         let mut rng = Rng::new(29);
         let setups = [
             (15, Rule::Freestyle),
@@ -2065,18 +2030,17 @@ mod tests {
                 let Ok(mut g) = Gomoku::new(size, size, rule) else {
                     panic!("board {size}");
                 };
-                // Start somewhere off-centre so the region also meets the edges.
+                // Half the games keep the near points with the moves, as the search does.
+                if rng.below(2) == 0 {
+                    g.track_near();
+                }
+                // Start somewhere off-centre so that the stones also meet the edges.
                 let first = rng.below(size * size) as Move;
                 g.play_unchecked(first);
-                let mut regions = vec![Region::of_stones(&g)];
                 let mut legal = Vec::new();
                 for _step in 0..60 {
                     if g.outcome().is_some() || (rng.below(4) == 0 && g.stones() > 1) {
                         g.undo();
-                        regions.pop();
-                        if regions.is_empty() {
-                            regions.push(Region::of_stones(&g));
-                        }
                     } else {
                         g.legal_moves(&mut legal);
                         if legal.is_empty() {
@@ -2084,10 +2048,13 @@ mod tests {
                         }
                         let m = legal[rng.below(legal.len())];
                         g.play_unchecked(m);
-                        let r = regions[regions.len() - 1].with(&g, g.cell_of(m));
-                        regions.push(r);
                     }
-                    let region = regions[regions.len() - 1];
+                    let scratch: Vec<usize> = g
+                        .cell_range()
+                        .filter(|&c| g.cell_value(c) == EMPTY && near_stone(&g, c))
+                        .collect();
+                    let kept: Vec<usize> = g.near_empty().iter().collect();
+                    assert_eq!(kept, scratch, "{g:?}");
                     for cell in g.cell_range() {
                         if g.cell_value(cell) == EMPTY {
                             for color in [Color::Black, Color::White] {
@@ -2098,18 +2065,14 @@ mod tests {
                             }
                         }
                     }
-                    assert_eq!(region, Region::of_stones(&g), "{g:?}");
                     for tuned in [false, true] {
                         let (mut full, mut part) = (Vec::new(), Vec::new());
-                        let a = classify_with(&g, &mut full, tuned);
-                        let (t, x, y, four) = classify_region(&g, region, &mut part, tuned, false);
-                        assert_eq!(a, (t.clone(), x, y), "{g:?}");
-                        assert_eq!(sorted(&full), sorted(&part), "{g:?}");
+                        let (t, x, y, four) = classify_node(&g, &mut full, tuned, false);
                         if matches!(t, Tactic::Quiet | Tactic::Defend) {
                             assert_eq!(four, full.iter().any(|c| c.my_four), "{g:?}");
                         }
                         // A leaf gets the same answers, and the candidates only to block a five.
-                        let leaf = classify_region(&g, region, &mut part, tuned, true);
+                        let leaf = classify_node(&g, &mut part, tuned, true);
                         assert_eq!(leaf, (t.clone(), x, y, four), "{g:?}");
                         if matches!(t, Tactic::MustBlock(_)) {
                             assert_eq!(sorted(&full), sorted(&part), "{g:?}");
@@ -2120,9 +2083,9 @@ mod tests {
                     // evaluation, for every tactic (also where the scan stops early).
                     let mut f = [0; EVAL_FEATURES];
                     let mut out = Vec::new();
-                    let (t, ..) = classify_impl(&g, region, &mut out, Some(&mut f), None, false);
+                    let (t, ..) = classify_impl(&g, &mut out, Some(&mut f), None, false);
                     for leaf in [false, true] {
-                        let (t2, v, ..) = classify_region(&g, region, &mut out, true, leaf);
+                        let (t2, v, ..) = classify_node(&g, &mut out, true, leaf);
                         assert_eq!((t2, v), (t.clone(), tuned_eval(&f)), "{g:?}");
                     }
                 }
