@@ -607,8 +607,11 @@ impl Gomoku {
                 // `cell` sits at offset -k from `fwd` (slot 5-k) and +k from `back` (slot 4+k).
                 // SAFETY: `fwd` and `back` are within five cells of an on-board `cell` on a
                 // line, inside the padding (asserted above), so below `keys.len()` ==
-                // `pats.len()`; a narrow key index is masked to 16 bits and a wide one has 20
-                // (ten 2-bit cells), the sizes of the narrow and wide tables.
+                // `pats.len()` == `near.len()` == `cells.len()` (one entry per padded cell),
+                // and `fwd >> 6`, `back >> 6` are below `BIT_WORDS` (a padded index of any
+                // board is below `MAX_STRIDE * MAX_STRIDE`); a narrow key index is masked to
+                // 16 bits and a wide one has 20 (ten 2-bit cells), the sizes of the narrow
+                // and wide tables.
                 unsafe {
                     let kf = keys.get_unchecked_mut(fwd).get_unchecked_mut(d);
                     *kf ^= v << (2 * (5 - k));
@@ -622,8 +625,6 @@ impl Gomoku {
                         *pats.get_unchecked_mut(back).get_unchecked_mut(d) =
                             *table.get_unchecked(table_index(kb, NARROW));
                     }
-                    // `near`, `cells` have one entry per padded cell like `keys`, and a
-                    // padded index of any board is below `64 * BIT_WORDS`.
                     if NEAR && k <= 2 {
                         for n in [fwd, back] {
                             let c = near.get_unchecked_mut(n);

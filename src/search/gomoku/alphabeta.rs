@@ -467,9 +467,9 @@ pub fn classify_with(g: &Gomoku, out: &mut Vec<Cand>, tuned: bool) -> (Tactic, i
     (t, a, b)
 }
 
-/// [`classify_with`], and with `leaf`, `out` only gets the points that block an opponent five (all that a leaf
-/// searches, under [`Tactic::MustBlock`]). The last value says whether the side to move can
-/// make a four at a candidate (whether or not `out` holds them all).
+/// [`classify_with`]; with `leaf`, `out` only gets the points that block an opponent five
+/// (all that a leaf searches, under [`Tactic::MustBlock`]). The last value says whether the
+/// side to move can make a four at a candidate (whether or not `out` holds them all).
 fn classify_node(
     g: &Gomoku,
     out: &mut Vec<Cand>,
@@ -486,8 +486,9 @@ fn classify_node(
     (t, sum.value, 0, four)
 }
 
-/// [`classify`] over the empty points near a stone ([`Gomoku::near_empty`]), filling the evaluation features into `feats` and summing the
-/// tuned evaluation into `tuned` when given.
+/// [`classify`] over the empty points near a stone ([`Gomoku::near_empty`]), filling the
+/// evaluation features into `feats` and summing the tuned evaluation into `tuned` when
+/// given.
 fn classify_impl(
     g: &Gomoku,
     out: &mut Vec<Cand>,
@@ -1236,9 +1237,10 @@ impl AlphaBeta {
     }
 
     /// Threat search at a leaf: a win by continuous fours for the side to move, as a mate
-    /// score (the line is a proof, so the score is sound). Only where the side to move can make
-    /// a four at all (`my_four`: at a candidate point), and with a small node cap, so quiet leaves stay cheap. Not under caro,
-    /// whose fours the line patterns overrate (see [`classify`]).
+    /// score (the line is a proof, so the score is sound). Only where the side to move can
+    /// make a four at all (`my_four`: at a candidate point), and with a small node cap, so
+    /// quiet leaves stay cheap. Not under caro, whose fours the line patterns overrate (see
+    /// [`classify`]).
     fn leaf_vcf(
         &mut self,
         g: &mut Gomoku,
