@@ -505,9 +505,9 @@ impl Gomoku {
         bits
     }
 
-    /// From now on, keeps [`Gomoku::near_empty`] up to date with every move and undo (a few
-    /// per cent more per move), so that a search that scans for candidates at every node
-    /// reads it instead of looking at every point. Clones keep tracking.
+    /// From now on, keeps [`Gomoku::near_empty`] up to date with every move and undo (a small
+    /// cost to every move), so that a search that scans for candidates at every node reads
+    /// it instead of looking at every point. Clones keep tracking.
     pub fn track_near(&mut self) {
         if self.near_tracked {
             return;
@@ -521,13 +521,8 @@ impl Gomoku {
                 }
             }
         }
-        let mut bits = CellBits::default();
-        for c in self.cell_range() {
-            if self.cells[c] == EMPTY && self.near[c] > 0 {
-                bits.insert(c);
-            }
-        }
-        self.near_empty = bits;
+        // Still untracked here, so this looks at every point.
+        self.near_empty = self.near_empty();
         self.near_tracked = true;
     }
 
@@ -951,46 +946,6 @@ mod tests {
         g.parse_gtp(s).expect("vertex")
     }
 
-    /// The kept set of empty points near a stone equals a look at every point, along random
-    /// games with take-backs that reach the edges, on the smallest and largest boards.
-    #[test]
-    fn near_empty_follows_moves_and_undos() {
-        let mut rng = crate::util::Rng::new(0x4E41);
-        for size in [MIN_SIZE, 15, MAX_SIZE] {
-            let Ok(mut g) = Gomoku::new(size, size, Rule::Freestyle) else {
-                panic!("board {size}");
-            };
-            g.track_near();
-            assert!(g.near_empty().is_empty());
-            let mut legal = Vec::new();
-            for _ in 0..400 {
-                if g.outcome().is_some() || (rng.below(3) == 0 && g.stones() > 0) {
-                    g.undo();
-                } else {
-                    g.legal_moves(&mut legal);
-                    if legal.is_empty() {
-                        break;
-                    }
-                    g.play_unchecked(legal[rng.below(legal.len())]);
-                }
-                let want: Vec<usize> = g
-                    .cell_range()
-                    .filter(|&c| g.cells[c] == EMPTY && g.near_stone(c))
-                    .collect();
-                assert_eq!(g.near_empty().iter().collect::<Vec<_>>(), want, "{g:?}");
-                // Tracking switched on in mid-game starts from the same set.
-                let mut late = g.clone();
-                late.near_tracked = false;
-                late.track_near();
-                assert_eq!(
-                    (late.near_empty, &late.near),
-                    (g.near_empty, &g.near),
-                    "{g:?}"
-                );
-            }
-        }
-    }
-
     /// The rule text of 4T (shared README §7.1) as a plain scan: distinct empty cells of
     /// five-cell windows through `cell` holding four stones of `color` (with `cell`) and no
     /// opponent stone or wall. The oracle of the table-driven [`Gomoku::four_t_completions`].
@@ -1071,7 +1026,9 @@ mod tests {
     /// The cell sets of [`Gomoku::cells_at_least`] (the vector scan on x86-64) equal the
     /// cell-by-cell scan along random games with take-backs, under every rule and on the
     /// smallest, the usual and the largest boards, for every pair of thresholds the threat
-    /// searches ask (and some they do not, the always-true `Dead` included).
+    /// searches ask (and some they do not, the always-true `Dead` included). Along the same
+    /// games, the kept [`Gomoku::near_empty`] equals a look at every point, and tracking
+    /// switched on in mid-game starts from the same state.
     #[test]
     fn cells_at_least_matches_the_cell_scan() {
         let mins = [
@@ -1097,6 +1054,8 @@ mod tests {
                 (7, 19),
             ] {
                 let mut g = Gomoku::new(w, h, rule).unwrap();
+                g.track_near();
+                assert!(g.near_empty().is_empty());
                 let mut legal = Vec::new();
                 for step in 0..(w * h).min(160) {
                     // Mostly forward, sometimes back: sets must follow undo as well as play.
@@ -1109,6 +1068,19 @@ mod tests {
                         }
                         g.play_unchecked(legal[rng.below(legal.len())]);
                     }
+                    let near: Vec<usize> = g
+                        .cell_range()
+                        .filter(|&c| g.cells[c] == EMPTY && g.near_stone(c))
+                        .collect();
+                    assert_eq!(g.near_empty().iter().collect::<Vec<_>>(), near, "{g:?}");
+                    let mut late = g.clone();
+                    late.near_tracked = false;
+                    late.track_near();
+                    assert_eq!(
+                        (late.near_empty, &late.near),
+                        (g.near_empty, &g.near),
+                        "{g:?}"
+                    );
                     if (step + i) % 3 != 0 {
                         continue;
                     }
