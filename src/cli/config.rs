@@ -49,6 +49,8 @@ pub const DEFAULT_THREADS: usize = 1;
 pub struct EngineConfig {
     /// Search threads of the solvers that run several, and a network backend's threads.
     pub threads: usize,
+    /// Solver workers of one problem (`--workers`; 1: the plain solver).
+    pub workers: usize,
     /// Table memory of each searcher in bytes: `--memory` MB, else
     /// [`DEFAULT_MEMORY_BYTES`] (256 MiB) in every front end.
     pub memory_bytes: usize,
@@ -72,6 +74,7 @@ impl EngineConfig {
     pub fn from_global(g: &GlobalOpts) -> EngineConfig {
         EngineConfig {
             threads: g.threads.map_or(DEFAULT_THREADS, |t| t as usize),
+            workers: g.workers.unwrap_or(1),
             memory_bytes: g.memory.map_or(DEFAULT_MEMORY_BYTES, |mb| {
                 (mb as usize).saturating_mul(1 << 20)
             }),
@@ -109,6 +112,7 @@ impl EngineConfig {
     pub fn player_settings(&self, net: Option<SolverNet>) -> PlayerSettings {
         PlayerSettings {
             threads: self.threads,
+            workers: self.workers,
             memory_bytes: self.memory_bytes,
             seed: self.seed,
             net,

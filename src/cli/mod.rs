@@ -39,6 +39,12 @@ pub struct GlobalOpts {
     /// Search threads.
     #[arg(long, global = true, value_parser = clap::value_parser!(u32).range(1..=1024))]
     pub threads: Option<u32>,
+    /// Solver workers of one problem: a number or `auto` (the machine's cores). With more
+    /// than one, a job-level manager spreads the problem over that many solver threads and
+    /// merges their proofs (`pcn solve`, `pcn gtp`'s solver, the Gomocup `solver` players;
+    /// docs/solving.md, "Several workers"). 1: the plain solver.
+    #[arg(long, global = true, value_parser = crate::search::joblevel::parse_workers)]
+    pub workers: Option<usize>,
     /// Memory cap for the search tables, in MB.
     #[arg(long, global = true, value_parser = clap::value_parser!(u64).range(1..=1_048_576))]
     pub memory: Option<u64>,
@@ -267,6 +273,7 @@ fn run_gtp(
             nodes: c.nodes,
             seed: c.seed,
             threads: c.threads,
+            workers: c.workers,
             move_time,
             solve_time,
             memory_bytes: c.memory_bytes,
@@ -391,6 +398,7 @@ pub fn main() -> i32 {
             let c = EngineConfig::from_global(&cli.global);
             a.nodes = c.nodes;
             a.threads = c.threads as u32;
+            a.workers = c.workers;
             a.memory_bytes = c.memory_bytes;
             a.seed = c.seed;
             a.net = c.net.as_arg().to_string();

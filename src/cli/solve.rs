@@ -20,6 +20,7 @@ use crate::game::gomoku::{Gomoku, Rule};
 use crate::game::killallgo::{KillallGo, KillallGoRules};
 use crate::game::Color;
 use crate::proof::{self, GameKind, MoveTree, ProofHeader};
+use crate::search::joblevel::{JobOptions, JobStats};
 use crate::search::registry::{self, SolverNet};
 use crate::search::solver::{
     solver_names, CommonOptions, DfpnOptions, Knowledge, MctsOptions, MctsPhases, NetMode,
@@ -96,6 +97,21 @@ pub struct SolveArgs {
     /// and the network backend's threads. DFPN is single-threaded.
     #[arg(skip)]
     pub threads: u32,
+    /// Solver workers (the global `--workers`, default 1): more than one runs the job-level
+    /// search, its jobs on that many threads.
+    #[arg(skip)]
+    pub workers: usize,
+    /// Node budget of one job with several workers.
+    #[arg(long, default_value_t = crate::search::joblevel::DEFAULT_JOB_NODES)]
+    pub job_nodes: u64,
+    /// With several workers: at the prover's nodes the next job goes below one of the best
+    /// K children (picked at random; 1: always the most-proving one).
+    #[arg(long, default_value_t = crate::search::joblevel::DEFAULT_TOP_K)]
+    pub job_top: usize,
+    /// With several workers: jobs grow to at least the nodes so far / (G · workers); 0: fixed
+    /// `--job-nodes`.
+    #[arg(long, default_value_t = crate::search::joblevel::DEFAULT_GROWTH)]
+    pub job_growth: u64,
     /// Transposition-table memory in bytes (the global `--memory`, default
     /// [`crate::search::DEFAULT_MEMORY_BYTES`]).
     #[arg(skip)]
@@ -219,6 +235,54 @@ pub struct Record {
     /// What went wrong (`result: "error"`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// With several workers: the job-level search's figures.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub jobs: Option<JobsRecord>,
+}
+
+/// The `jobs` object of a JSON line (several workers; see docs/solving.md).
+#[derive(Serialize, Debug, Clone, Default, PartialEq)]
+pub struct JobsRecord {
+    /// Workers at the start.
+    pub workers: usize,
+    /// Jobs sent.
+    pub sent: u64,
+    /// Answers proven or disproven.
+    pub solved: u64,
+    /// Answers unknown (the manager expanded their positions).
+    pub unknown: u64,
+    /// Answers for paths already solved, dropped.
+    pub wasted: u64,
+    /// Jobs cancelled at the end while their path was open.
+    pub cancelled: u64,
+    /// Wins whose sub-proof could not be built (treated as unknown).
+    pub proof_failures: u64,
+    /// Jobs sent again after a worker failed.
+    pub resent: u64,
+    /// Workers lost.
+    pub lost_workers: u64,
+    /// Nodes of the manager's tree.
+    pub tree_nodes: u64,
+    /// Share of the workers' time spent on jobs.
+    pub busy: f64,
+}
+
+impl From<&JobStats> for JobsRecord {
+    fn from(j: &JobStats) -> JobsRecord {
+        JobsRecord {
+            workers: j.workers,
+            sent: j.jobs,
+            solved: j.solved,
+            unknown: j.unknown,
+            wasted: j.wasted,
+            cancelled: j.cancelled,
+            proof_failures: j.proof_failures,
+            resent: j.resent,
+            lost_workers: j.lost_workers,
+            tree_nodes: j.tree_nodes,
+            busy: (j.busy * 1000.0).round() / 1000.0,
+        }
+    }
 }
 
 /// One input problem: display name and SGF text (or why it could not be read).
@@ -439,8 +503,21 @@ pub fn run(args: SolveArgs) -> i32 {
             net_children_batch: children_batch,
             ..DfpnOptions::default()
         },
+        jobs: JobOptions {
+            workers: args.workers.max(1),
+            job_nodes: args.job_nodes,
+            top_k: args.job_top,
+            growth: args.job_growth,
+            // Sub-proofs only when a proof file is wanted: building them costs the workers'
+            // time.
+            proofs: args.proof_dir.is_some(),
+        },
         ..SolverOptions::default()
     };
+    if let Err(e) = opts.jobs.check() {
+        eprintln!("pcn solve: {e}");
+        return EXIT_USAGE;
+    }
     let limits = Limits {
         time: Some(Duration::from_secs_f64(args.time)),
         nodes: args.nodes,
@@ -743,6 +820,7 @@ impl Run {
             rule: (game == GameKind::Gomoku).then(|| self.rule.name().to_string()),
             to_move: Some(g.to_move().letter().to_string()),
             knowledge_nodes: out.stats.knowledge_nodes,
+            jobs: out.stats.jobs.as_ref().map(JobsRecord::from),
             ..Record::default()
         };
         if let (Some(dir), SolveResult::Win) = (self.args.proof_dir.clone(), out.result) {

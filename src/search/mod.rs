@@ -2,6 +2,7 @@
 //! [`SearchEvent`]s to a callback and return a [`SearchResult`].
 
 pub mod gomoku;
+pub mod joblevel;
 pub mod registry;
 pub mod solver;
 pub mod solver_player;

@@ -10,16 +10,18 @@ use std::time::Duration;
 use super::gomoku::alphabeta::AlphaBeta;
 use super::gomoku::greedy::Greedy;
 use super::gomoku::reference::Ab4;
+use super::joblevel::threads::{ThreadTransport, WorkerFactory};
+use super::joblevel::{HeuristicMaker, JobLevel};
 use super::solver::net::{NetHeuristic, DEFAULT_CACHE_ENTRIES};
 use super::solver::{
-    make, plain_heuristic, CommonOptions, ProofTree, SolveEvent, SolveOutcome, SolveResult, Solver,
+    make, plain_heuristic, CommonOptions, Heuristic, ProofTree, SolveEvent, SolveOutcome, SolveResult, Solver,
     SolverError, SolverGame, SolverOptions,
 };
 pub use super::solver::{SolverChoice, SolverKind, AUTO_SOLVER};
 use super::solver_player::{SolverPlay, SolverPlayer};
 use super::{Limits, Searcher};
 use crate::game::gomoku::Gomoku;
-use crate::game::{Color, Game};
+use crate::game::{Color, Game, Move};
 use crate::nn::eval::BatchingEvaluator;
 use crate::nn::{Evaluator, NetGame, NetInfo, NnError};
 
@@ -142,6 +144,9 @@ pub fn build<G: SolverGame>(
     opts: &SolverOptions,
     net: Option<&SolverNet>,
 ) -> Result<Box<dyn Solver<G>>, SolverError> {
+    if opts.jobs.workers > 1 {
+        return build_job_level(choice, opts, net);
+    }
     let kind = choice.resolve::<G>();
     let spec = kind.spec();
     match net {
@@ -172,6 +177,63 @@ pub fn build<G: SolverGame>(
         }
         _ => make::<G>(kind, opts, plain_heuristic(&opts.common)),
     }
+}
+
+/// The job-level search ([`crate::search::joblevel`]) with `opts.jobs.workers` threads,
+/// each running solver `choice` as [`build`] makes it for one worker. The table budget is
+/// the whole solve's: each worker gets its share. All workers share the network's
+/// evaluator; a backend that keeps several batches in flight (a GPU) sees them through one
+/// batching queue, so that it gets batches from all workers; on the CPU each worker calls
+/// the backend directly. The manager orders its own expansions with the network where the
+/// model fits the position, else with the game's plain heuristic.
+fn build_job_level<G: SolverGame>(
+    choice: SolverChoice,
+    opts: &SolverOptions,
+    net: Option<&SolverNet>,
+) -> Result<Box<dyn Solver<G>>, SolverError> {
+    opts.check()?;
+    let workers = opts.jobs.workers;
+    let mut inner = opts.clone();
+    inner.jobs.workers = 1;
+    inner.common.threads = 1;
+    let per_worker = (opts.common.tt_bytes() / workers).max(1 << 20);
+    inner.common.memory_bytes = per_worker;
+    let mut net = net.cloned();
+    if let Some(n) = net.as_mut() {
+        if n.eval.in_flight() > 1 {
+            n.eval = Arc::new(BatchingEvaluator::with_workers(
+                n.eval.clone(),
+                workers * n.symmetries,
+                BATCH_WAIT,
+                n.eval.in_flight(),
+            ));
+        }
+    }
+    let worker_net = net.clone();
+    let factory: WorkerFactory<G> = Arc::new(move |_index, memory| {
+        let mut o = inner.clone();
+        o.common.memory_bytes = memory;
+        build::<G>(choice, &o, worker_net.as_ref()).ok()
+    });
+    let transport = ThreadTransport::new(workers, per_worker, factory);
+    let common = opts.common.clone();
+    let heuristic: HeuristicMaker<G> = Box::new(move |g: &G| match &net {
+        Some(n) if n.fits(g) => {
+            match NetHeuristic::new(n.eval.clone(), n.symmetries, g, DEFAULT_CACHE_ENTRIES) {
+                Ok(h) => Box::new(h) as Box<dyn Heuristic<G>>,
+                Err(_) => plain_heuristic::<G>(&common),
+            }
+        }
+        _ => plain_heuristic::<G>(&common),
+    });
+    Ok(Box::new(JobLevel::new(
+        choice.resolve::<G>().name(),
+        opts.jobs.clone(),
+        Box::new(transport),
+        heuristic,
+        opts.common.seed,
+        opts.common.proof_max_nodes,
+    )))
 }
 
 /// How long a batching queue waits for more positions before it evaluates a partial batch.
@@ -271,6 +333,15 @@ impl<G: SolverGame> Solver<G> for NetOrPlain<G> {
         s?.proof_tree_until(stop)
     }
 
+    fn child_numbers(&mut self, game: &G, prover: Color) -> Option<Vec<(Move, u64, u64)>> {
+        let s = if self.last_net {
+            self.with_net.as_mut()
+        } else {
+            self.plain.as_mut()
+        };
+        s?.child_numbers(game, prover)
+    }
+
     fn clear(&mut self) {
         for s in [&mut self.with_net, &mut self.plain].into_iter().flatten() {
             s.clear();
@@ -301,6 +372,8 @@ pub const SOLVER_PLAYER_SHARE: f64 = 0.1;
 pub struct PlayerSettings {
     /// Search threads of the players that run several (`pcn` and the solvers; at least 1).
     pub threads: usize,
+    /// Workers of the `solver` players' solver (more than 1: the job-level search).
+    pub workers: usize,
     /// Table memory of each player, in bytes (a `solver` player splits it between its
     /// solver and its fallback).
     pub memory_bytes: usize,
@@ -314,6 +387,7 @@ impl Default for PlayerSettings {
     fn default() -> Self {
         PlayerSettings {
             threads: 1,
+            workers: 1,
             memory_bytes: super::DEFAULT_MEMORY_BYTES,
             seed: CommonOptions::default().seed,
             net: None,
@@ -329,12 +403,13 @@ pub fn solver_player(
     solver: SolverChoice,
     settings: &PlayerSettings,
 ) -> Option<SolverPlayer<Gomoku>> {
-    let opts = SolverOptions::with_common(CommonOptions {
+    let mut opts = SolverOptions::with_common(CommonOptions {
         memory_bytes: settings.memory_bytes,
         seed: settings.seed,
         threads: settings.threads.max(1),
         ..CommonOptions::default()
     });
+    opts.jobs.workers = settings.workers.max(1);
     let s = build::<Gomoku>(solver, &opts, settings.net.as_ref()).ok()?;
     Some(SolverPlayer::new(
         "solver",

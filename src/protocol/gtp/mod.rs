@@ -84,6 +84,8 @@ pub struct Options {
     pub seed: u64,
     /// Search threads of the solver (MCTS; the others are single-threaded).
     pub threads: usize,
+    /// Workers of the solver (more than 1: the job-level search over that many threads).
+    pub workers: usize,
     /// Time per move when the controller sent no time settings.
     pub move_time: Duration,
     /// Default `pcn-solve` time.
@@ -106,6 +108,7 @@ impl Default for Options {
             nodes: None,
             seed: 1,
             threads: 1,
+            workers: 1,
             move_time: Duration::from_secs(5),
             solve_time: Duration::from_secs(10),
             memory_bytes: crate::search::DEFAULT_MEMORY_BYTES,
@@ -154,12 +157,14 @@ pub fn run<G: GtpGame, W: Write>(
 
 /// The table options of the GTP solvers.
 fn solver_options(opts: &Options) -> SolverOptions {
-    SolverOptions::with_common(CommonOptions {
+    let mut o = SolverOptions::with_common(CommonOptions {
         memory_bytes: opts.memory_bytes,
         seed: opts.seed,
         threads: opts.threads.max(1),
         ..CommonOptions::default()
-    })
+    });
+    o.jobs.workers = opts.workers.max(1);
+    o
 }
 
 /// How a genmove or an analysis divides its budget with the configured solver.

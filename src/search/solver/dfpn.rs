@@ -705,6 +705,7 @@ impl<G: SolverGame> Solver<G> for Dfpn<G> {
             tt_capacity: self.tt.capacity(),
             tt_bytes: self.tt.bytes(),
             knowledge_nodes: self.know.nodes - know_before,
+            jobs: None,
         };
         (ctx.on_event)(&SolveEvent::Progress {
             nodes,
@@ -735,6 +736,25 @@ impl<G: SolverGame> Solver<G> for Dfpn<G> {
             let mut oracle = DfpnOracle::new(self, research, stop);
             proof::build(&root, prover, result, &mut oracle, &mut know, build)
         })
+    }
+
+    fn child_numbers(&mut self, game: &G, prover: Color) -> Option<Vec<(Move, u64, u64)>> {
+        let mut g = game.clone();
+        let hist = if self.exact { g.history_root() } else { 0 };
+        let mut moves = Vec::new();
+        g.legal_moves(&mut moves);
+        let mut out = Vec::new();
+        for m in moves {
+            g.play_unchecked(m);
+            if g.outcome().is_none() {
+                let k = self.key(&g, prover, self.child_hist(&g, hist));
+                if let Some(e) = self.tt.get(k) {
+                    out.push((m, e.pn(), e.dn()));
+                }
+            }
+            g.undo();
+        }
+        Some(out)
     }
 
     fn clear(&mut self) {

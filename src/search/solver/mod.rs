@@ -303,6 +303,8 @@ pub struct SolveStats {
     pub tt_bytes: usize,
     /// Nodes spent in knowledge searches (VCF/VCT), counted separately from `nodes`.
     pub knowledge_nodes: u64,
+    /// The job-level search's own figures (several workers); `None` for a plain solver.
+    pub jobs: Option<crate::search::joblevel::JobStats>,
 }
 
 /// What [`Solver::solve`] returns.
@@ -627,6 +629,15 @@ pub trait Solver<G: SolverGame>: Send {
     /// [`Solver::proof_tree`] that gives up (`None`) soon after `stop` is set, so a caller
     /// with a deadline gets its solver back instead of leaving the build running.
     fn proof_tree_until(&mut self, stop: &AtomicBool) -> Option<ProofTree>;
+
+    /// After a [`Solver::solve`] of `game` for `prover`: what the solver's tables know of
+    /// each legal move's position, as (move, pn, dn) for the prover (0: proven, 0 dn:
+    /// disproven), for the moves it has records of. The job-level manager starts the
+    /// children of a position it expands from these, so that its numbers continue the
+    /// worker's search. `None` (the default) when the solver keeps no such numbers.
+    fn child_numbers(&mut self, _game: &G, _prover: Color) -> Option<Vec<(Move, u64, u64)>> {
+        None
+    }
 
     /// Forgets all tables (new game).
     fn clear(&mut self);

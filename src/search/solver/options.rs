@@ -91,6 +91,9 @@ pub struct SolverOptions {
     pub ews: EwsOptions,
     /// PPN's own.
     pub ppn: PpnOptions,
+    /// The job-level search over several workers ([`crate::search::joblevel`]); one worker
+    /// (the default) is the plain solver.
+    pub jobs: crate::search::joblevel::JobOptions,
 }
 
 impl SolverOptions {
@@ -114,6 +117,7 @@ impl SolverOptions {
     /// whichever solver is built).
     pub fn check(&self) -> Result<(), SolverError> {
         self.dfpn.check()?;
+        self.jobs.check().map_err(SolverError::BadOption)?;
         self.ews.check()?;
         self.gpn.check()?;
         self.ppn.check()

@@ -187,6 +187,7 @@ impl<G: SolverGame> Common<G> {
             tt_capacity: self.tt.capacity(),
             tt_bytes: self.tt.bytes() + extra_bytes,
             knowledge_nodes: self.know.nodes - self.know_before,
+            jobs: None,
         }
     }
 

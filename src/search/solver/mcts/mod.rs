@@ -411,10 +411,12 @@ impl<G: SolverGame> Solver<G> for Mcts<G> {
             tt_capacity: t.tt.capacity(),
             tt_bytes: t.tt.bytes() + t.max_nodes * std::mem::size_of::<Node>(),
             knowledge_nodes: 0,
+            jobs: None,
         };
         let value = t.root_value(&su);
         let stats = SolveStats {
             knowledge_nodes: self.know.nodes - know_before + extra_know,
+            jobs: None,
             ..stats
         };
         on_event(&SolveEvent::Progress {

@@ -1,0 +1,688 @@
+//! Job-level proof search: one problem spread over many workers, one merged proof.
+//!
+//! A manager keeps the top of the AND/OR tree for a fixed prover with proof and disproof
+//! numbers ([`tree`]); it sends frontier positions as *jobs* to workers, each of which runs
+//! the game's ordinary solver with a node budget on its position and answers proven,
+//! disproven or unknown, with its node count and, for a win, the solution tree of its
+//! position. The manager integrates the answers: a solved leaf is backed up, an unknown one
+//! is expanded by the manager so that its children become the next jobs. This is JL-PNS
+//! (Wu et al. 2013) with flagging: a node out with a job takes no second job, and the
+//! selection of the next job goes around it, so workers get different positions; at the
+//! prover's nodes the choice among the best few children is random (seeded), as in the
+//! online fine-tuning solver. When the root is proven the manager's tree with the workers'
+//! sub-proofs grafted in is one [`ProofTree`], checked by the same checker as any solver's
+//! (`pcn verify` does not know a manager existed).
+//!
+//! Distribution is a transport, not a second search: the manager talks to workers only
+//! through [`Transport`] (submit, cancel, receive answers), implemented for threads in this
+//! process by [`threads::ThreadTransport`] (workers share one network evaluator, behind a
+//! batching queue on a GPU) and across processes by the Ray front end. Every job names its
+//! position by the moves from the problem root, and a worker plays them on the root with its
+//! whole history, so Killall-Go's superko sees the real history of every job; the manager
+//! never shares a result between two nodes (its tree is a tree, not a graph), and a worker's
+//! tables key positions by their history ([`super::solver::GhiMode::Exact`]), so a result is
+//! never reused where the history differs.
+//!
+//! [`JobLevel`] is the manager as a [`Solver`]: the registry builds it when more than one
+//! worker is asked for ([`JobOptions::workers`]), so `pcn solve --workers N`, the GTP
+//! solver and the Gomocup solver players all run it the same way.
+
+pub mod threads;
+pub mod tree;
+
+use std::sync::atomic::AtomicBool;
+use std::time::{Duration, Instant};
+
+use super::solver::{
+    plain_heuristic, Heuristic, ProofTree, SolveEvent, SolveOutcome, SolveResult, SolveStats,
+    Solver, SolverGame,
+};
+use super::Limits;
+use crate::game::{Color, Move};
+use tree::Tree;
+
+/// Options of the job-level search. `Default` is one worker: the plain solver, no manager.
+#[derive(Clone, Debug, PartialEq)]
+pub struct JobOptions {
+    /// Workers (solver threads or processes); 1 runs the plain solver without a manager.
+    pub workers: usize,
+    /// Node budget of one job (the worker's solver nodes).
+    pub job_nodes: u64,
+    /// At the prover's nodes, the next job goes below one of the best `top_k` children that
+    /// can take one, picked at random (1: always the most-proving child).
+    pub top_k: usize,
+    /// Jobs grow with the work done: a job's budget is at least the nodes answered so far
+    /// divided by `growth` times the workers (0: always [`JobOptions::job_nodes`]), so that
+    /// a hard problem is cut into fewer, larger jobs.
+    pub growth: u64,
+    /// Whether workers build the solution tree of every job they prove (needed for
+    /// [`Solver::proof_tree`] of the whole problem; off saves the extraction time when no
+    /// proof is wanted).
+    pub proofs: bool,
+}
+
+impl Default for JobOptions {
+    fn default() -> Self {
+        JobOptions {
+            workers: 1,
+            job_nodes: DEFAULT_JOB_NODES,
+            top_k: DEFAULT_TOP_K,
+            growth: DEFAULT_GROWTH,
+            proofs: true,
+        }
+    }
+}
+
+/// Default node budget of a job: about a second of focused DFPN on 9x9 Killall-Go on one
+/// core (see docs/solving.md, "Several workers").
+pub const DEFAULT_JOB_NODES: u64 = 20_000;
+
+/// Default of [`JobOptions::growth`].
+pub const DEFAULT_GROWTH: u64 = 8;
+
+/// Default number of best children among which the prover's choice is random.
+pub const DEFAULT_TOP_K: usize = 2;
+
+impl JobOptions {
+    /// Checks the ranges.
+    pub fn check(&self) -> Result<(), String> {
+        if self.workers == 0 || self.workers > MAX_WORKERS {
+            return Err(format!("workers must be 1..={MAX_WORKERS}"));
+        }
+        if self.job_nodes == 0 {
+            return Err("job nodes must be at least 1".into());
+        }
+        if self.top_k == 0 || self.top_k > 64 {
+            return Err("job top-k must be 1..=64".into());
+        }
+        Ok(())
+    }
+}
+
+/// Most workers one process runs.
+pub const MAX_WORKERS: usize = 1024;
+
+/// Reads a `--workers` value: a number (at least 1) or `auto` (the machine's cores).
+pub fn parse_workers(s: &str) -> Result<usize, String> {
+    let t = s.trim();
+    if t.eq_ignore_ascii_case("auto") {
+        return Ok(std::thread::available_parallelism().map_or(1, |n| n.get()));
+    }
+    match t.parse::<usize>() {
+        Ok(n) if (1..=MAX_WORKERS).contains(&n) => Ok(n),
+        _ => Err(format!(
+            "expected auto or a number 1..={MAX_WORKERS}, not '{}'",
+            t.chars().take(32).collect::<String>()
+        )),
+    }
+}
+
+/// One job: a position given by its moves from the problem root, to be solved for the
+/// problem's prover within a node budget.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Job {
+    /// Unique within one problem.
+    pub id: u64,
+    /// The moves from the problem root (the root's own history comes with the root).
+    pub path: Vec<Move>,
+    /// Node budget.
+    pub nodes: u64,
+    /// Whether a win needs its solution tree.
+    pub want_proof: bool,
+    /// Deterministic mode: the worker forgets everything before this job, so that the
+    /// answer depends on the job alone.
+    pub fresh: bool,
+    /// The worker whose tables most likely hold this position (it worked on the parent);
+    /// a transport gives the job to it when it is idle.
+    pub prefer: Option<usize>,
+}
+
+/// A worker's answer to a job.
+#[derive(Clone, Debug, PartialEq)]
+pub struct JobAnswer {
+    /// The job's id.
+    pub id: u64,
+    /// The worker that ran it.
+    pub worker: usize,
+    /// Win / loss for the prover at the job's position, or unknown.
+    pub result: SolveResult,
+    /// Solver nodes spent.
+    pub nodes: u64,
+    /// Knowledge-search nodes spent.
+    pub knowledge_nodes: u64,
+    /// Wall-clock seconds of the job on the worker (solve and proof).
+    pub seconds: f64,
+    /// For a win with [`Job::want_proof`]: the solution tree of the job's position
+    /// (`None` when it could not be built within the solver's limits).
+    pub proof: Option<ProofTree>,
+    /// For an unknown result: what the worker's tables know of the position's children
+    /// (move, pn, dn), see [`Solver::child_numbers`]; the manager's expansion starts from
+    /// them. Empty when the solver keeps no such numbers.
+    pub children: Vec<(Move, u64, u64)>,
+}
+
+/// What a transport reports.
+#[derive(Clone, Debug, PartialEq)]
+pub enum TransportEvent {
+    /// A job was answered.
+    Answer(JobAnswer),
+    /// A job was lost: its worker failed (panicked, died, lost its connection). The job
+    /// may be sent again.
+    Failed {
+        /// The job's id.
+        id: u64,
+        /// The worker.
+        worker: usize,
+        /// Whether the worker is gone for good (no more jobs should go to it).
+        worker_lost: bool,
+        /// What happened.
+        why: String,
+    },
+}
+
+/// How the manager reaches its workers: threads here ([`threads::ThreadTransport`]), other
+/// processes or machines elsewhere. A transport runs one problem at a time.
+pub trait Transport<G: SolverGame>: Send {
+    /// Workers able to take jobs now (lost ones do not count).
+    fn workers(&self) -> usize;
+    /// Starts a problem: every job's path starts at `root` (which carries its history).
+    fn begin(&mut self, root: &G, prover: Color) -> Result<(), String>;
+    /// Sends a job to an idle worker (the manager never has more jobs out than workers).
+    fn submit(&mut self, job: Job) -> Result<(), String>;
+    /// Asks the worker of job `id` to stop it soon (it still answers, usually unknown).
+    fn cancel(&mut self, id: u64);
+    /// The next event, waiting at most `timeout`.
+    fn recv(&mut self, timeout: Duration) -> Option<TransportEvent>;
+    /// Forgets the workers' tables (a new game).
+    fn clear(&mut self);
+    /// Sets each worker's table memory in bytes.
+    fn set_memory(&mut self, bytes: usize);
+}
+
+/// Statistics of one job-level solve (in [`SolveStats::jobs`]).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct JobStats {
+    /// Workers at the start.
+    pub workers: usize,
+    /// Jobs sent (resent ones included).
+    pub jobs: u64,
+    /// Answers proven or disproven.
+    pub solved: u64,
+    /// Answers unknown (their positions were expanded).
+    pub unknown: u64,
+    /// Answers that arrived for a path already solved, dropped.
+    pub wasted: u64,
+    /// Jobs cancelled at the end of the solve (time or node limit, stop) while their path
+    /// was still open.
+    pub cancelled: u64,
+    /// Wins whose solution tree the worker could not build (treated as unknown).
+    pub proof_failures: u64,
+    /// Jobs lost with a failed worker and sent again.
+    pub resent: u64,
+    /// Workers lost for good.
+    pub lost_workers: u64,
+    /// Nodes of the manager's tree.
+    pub tree_nodes: u64,
+    /// Share of the workers' time spent on jobs (0..1).
+    pub busy: f64,
+}
+
+/// The job-level manager as a solver (see the module docs).
+pub struct JobLevel<G: SolverGame> {
+    /// The workers' solver name.
+    name: &'static str,
+    opts: JobOptions,
+    transport: Box<dyn Transport<G>>,
+    /// Makes the manager's own heuristic (priors for the move order at its expansions) for
+    /// a position; `None` from it: the game's plain heuristic.
+    heuristic: HeuristicMaker<G>,
+    seed: u64,
+    proof_max_nodes: usize,
+    last: Option<Tree<G>>,
+    /// Job ids are unique across solves, so that a late answer from an earlier problem is
+    /// never taken for one of this problem's jobs.
+    next_id: u64,
+}
+
+/// Builds the manager's heuristic for a position (the network where it fits).
+pub type HeuristicMaker<G> = Box<dyn FnMut(&G) -> Box<dyn Heuristic<G>> + Send>;
+
+impl<G: SolverGame> JobLevel<G> {
+    /// A manager over `transport` whose workers run solver `name`. `heuristic` gives the
+    /// priors that order the children of the manager's expansions; `seed` seeds its random
+    /// choices; trees over `proof_max_nodes` nodes are not built.
+    pub fn new(
+        name: &'static str,
+        opts: JobOptions,
+        transport: Box<dyn Transport<G>>,
+        heuristic: HeuristicMaker<G>,
+        seed: u64,
+        proof_max_nodes: usize,
+    ) -> JobLevel<G> {
+        JobLevel {
+            name,
+            opts,
+            transport,
+            heuristic,
+            seed,
+            proof_max_nodes,
+            last: None,
+            next_id: 1,
+        }
+    }
+
+    /// A manager whose expansions use the game's plain heuristic.
+    pub fn with_plain_heuristic(
+        name: &'static str,
+        opts: JobOptions,
+        transport: Box<dyn Transport<G>>,
+        common: &super::solver::CommonOptions,
+    ) -> JobLevel<G> {
+        let c = common.clone();
+        let seed = common.seed;
+        let max = common.proof_max_nodes;
+        JobLevel::new(
+            name,
+            opts,
+            transport,
+            Box::new(move |_g: &G| plain_heuristic::<G>(&c)),
+            seed,
+            max,
+        )
+    }
+}
+
+/// How often the manager reports progress.
+const REPORT_EVERY: Duration = Duration::from_millis(500);
+
+/// How long the manager waits for cancelled jobs to come back at the end of a solve before
+/// it leaves them (their answers are then dropped at the next problem's start).
+const DRAIN_GRACE: Duration = Duration::from_secs(10);
+
+impl<G: SolverGame> Solver<G> for JobLevel<G> {
+    fn name(&self) -> &'static str {
+        // The workers' solver names the result; the manager is a way of running it (the
+        // statistics say so: [`SolveStats::jobs`]).
+        self.name
+    }
+
+    fn solve(
+        &mut self,
+        game: &G,
+        prover: Color,
+        limits: &Limits,
+        stop: &AtomicBool,
+        on_event: &mut dyn FnMut(&SolveEvent),
+    ) -> SolveOutcome {
+        let start = Instant::now();
+        let mut heuristic = (self.heuristic)(game);
+        let mut tree = Tree::new(game.clone(), prover, self.seed, self.opts.top_k);
+        let mut stats = JobStats {
+            workers: self.transport.workers(),
+            ..JobStats::default()
+        };
+        let mut run = Run {
+            opts: &self.opts,
+            transport: self.transport.as_mut(),
+            tree: &mut tree,
+            heuristic: heuristic.as_mut(),
+            stats: &mut stats,
+            limits,
+            stop,
+            start,
+            next_id: self.next_id,
+            nodes: 0,
+            knowledge_nodes: 0,
+            busy_seconds: 0.0,
+            in_flight: Vec::new(),
+            deterministic: limits.nodes.is_some(),
+        };
+        let began = run.transport.begin(game, prover);
+        if began.is_ok() {
+            run.tree.expand_root(run.heuristic);
+            run.main_loop(on_event);
+        }
+        run.finish();
+        self.next_id = run.next_id;
+        let (nodes, knowledge_nodes, busy) = (run.nodes, run.knowledge_nodes, run.busy_seconds);
+        let result = tree.result();
+        let best = tree.best_move();
+        let seconds = start.elapsed().as_secs_f64();
+        stats.tree_nodes = tree.len() as u64;
+        stats.busy = if stats.workers > 0 && seconds > 0.0 {
+            (busy / (stats.workers as f64 * seconds)).min(1.0)
+        } else {
+            0.0
+        };
+        let (pn, dn) = tree.root_numbers();
+        on_event(&SolveEvent::Progress {
+            nodes,
+            elapsed: start.elapsed(),
+            best,
+            pn_dn: Some((pn, dn)),
+            value: None,
+            tt_used: 0,
+        });
+        if result != SolveResult::Unknown {
+            on_event(&SolveEvent::Solved { result, best });
+        }
+        self.last = Some(tree);
+        SolveOutcome {
+            result,
+            prover,
+            best,
+            stats: SolveStats {
+                nodes,
+                seconds,
+                nodes_per_second: nodes as f64 / seconds.max(1e-9),
+                knowledge_nodes,
+                jobs: Some(stats),
+                ..SolveStats::default()
+            },
+        }
+    }
+
+    fn proof_tree_until(&mut self, _stop: &AtomicBool) -> Option<ProofTree> {
+        // The sub-proofs came with the answers: grafting them is quick.
+        self.last.as_ref()?.proof(self.proof_max_nodes)
+    }
+
+    fn clear(&mut self) {
+        self.last = None;
+        self.transport.clear();
+    }
+
+    fn set_memory(&mut self, bytes: usize) {
+        // The budget is the whole solve's: each worker gets its share.
+        let per = bytes / self.opts.workers.max(1);
+        self.transport.set_memory(per.max(1 << 20));
+    }
+}
+
+/// A job out with a worker.
+#[derive(Clone, Copy, Debug)]
+struct Out {
+    id: u64,
+    leaf: u32,
+    budget: u64,
+    /// Its place in its round (deterministic mode: answers are integrated in this order).
+    slot: usize,
+}
+
+/// One solve's loop state.
+struct Run<'a, G: SolverGame> {
+    opts: &'a JobOptions,
+    transport: &'a mut dyn Transport<G>,
+    tree: &'a mut Tree<G>,
+    heuristic: &'a mut dyn Heuristic<G>,
+    stats: &'a mut JobStats,
+    limits: &'a Limits,
+    stop: &'a AtomicBool,
+    start: Instant,
+    next_id: u64,
+    /// Solver nodes answered so far.
+    nodes: u64,
+    knowledge_nodes: u64,
+    busy_seconds: f64,
+    in_flight: Vec<Out>,
+    /// Lockstep rounds with fresh workers: the answer does not depend on timing.
+    deterministic: bool,
+}
+
+impl<G: SolverGame> Run<'_, G> {
+    fn deadline_passed(&self) -> bool {
+        self.limits
+            .time
+            .is_some_and(|t| self.start.elapsed() >= t)
+    }
+
+    fn stopped(&self) -> bool {
+        self.stop.load(std::sync::atomic::Ordering::Relaxed) || self.deadline_passed()
+    }
+
+    /// Nodes still free for new jobs under the node limit.
+    fn nodes_left(&self) -> u64 {
+        match self.limits.nodes {
+            None => u64::MAX,
+            Some(n) => {
+                let out: u64 = self.in_flight.iter().map(|j| j.budget).sum();
+                n.saturating_sub(self.nodes.saturating_add(out))
+            }
+        }
+    }
+
+    fn send(&mut self, leaf: u32, budget: u64, slot: usize) -> bool {
+        let id = self.next_id;
+        self.next_id += 1;
+        let job = Job {
+            id,
+            path: self.tree.path(leaf),
+            nodes: budget,
+            want_proof: self.opts.proofs,
+            fresh: self.deterministic,
+            prefer: self.tree.owner(leaf),
+        };
+        if self.transport.submit(job).is_err() {
+            return false;
+        }
+        self.tree.set_job(leaf, Some(id));
+        self.in_flight.push(Out {
+            id,
+            leaf,
+            budget,
+            slot,
+        });
+        self.stats.jobs += 1;
+        true
+    }
+
+    /// Sends jobs while workers are idle and positions are available.
+    fn fill(&mut self) {
+        let mut slot = 0;
+        // Deterministic mode: rounds as wide as the workers at the start, also after a worker
+        // is lost (the transport queues what the others cannot take at once), so that the
+        // rounds are those of a run without the loss.
+        let width = if self.deterministic {
+            self.stats.workers
+        } else {
+            self.transport.workers()
+        };
+        while self.in_flight.len() < width && !self.stopped() {
+            let grown = match self.opts.growth {
+                0 => 0,
+                g => self.nodes / g.saturating_mul(self.stats.workers.max(1) as u64),
+            };
+            let budget = self.opts.job_nodes.max(grown).min(self.nodes_left());
+            if budget == 0 {
+                return;
+            }
+            let Some(leaf) = self.tree.select() else {
+                return;
+            };
+            if !self.send(leaf, budget, slot) {
+                return;
+            }
+            slot += 1;
+        }
+    }
+
+    fn main_loop(&mut self, on_event: &mut dyn FnMut(&SolveEvent)) {
+        let mut last_report = Instant::now();
+        // Deterministic mode: the answers of one round, integrated in slot order once all
+        // are in.
+        let mut round: Vec<JobAnswer> = Vec::new();
+        while !self.tree.solved() && !self.stopped() {
+            if self.transport.workers() == 0 {
+                break;
+            }
+            if !self.deterministic || self.in_flight.is_empty() {
+                self.fill();
+            }
+            if self.in_flight.is_empty() {
+                // Nothing to send (node limit reached, or every open position is out).
+                break;
+            }
+            let wait = match self.limits.time {
+                Some(t) => t
+                    .saturating_sub(self.start.elapsed())
+                    .min(Duration::from_millis(100)),
+                None => Duration::from_millis(100),
+            };
+            match self.transport.recv(wait.max(Duration::from_millis(1))) {
+                Some(TransportEvent::Answer(a)) => {
+                    self.count(&a);
+                    if self.deterministic {
+                        round.push(a);
+                        let all_in = self
+                            .in_flight
+                            .iter()
+                            .all(|o| round.iter().any(|a| a.id == o.id));
+                        if all_in {
+                            let slot_of = |id: u64, out: &[Out]| {
+                                out.iter().find(|o| o.id == id).map_or(usize::MAX, |o| o.slot)
+                            };
+                            let out = self.in_flight.clone();
+                            round.sort_by_key(|a| slot_of(a.id, &out));
+                            for a in std::mem::take(&mut round) {
+                                self.integrate(a);
+                            }
+                        }
+                    } else {
+                        self.integrate(a);
+                    }
+                }
+                Some(TransportEvent::Failed {
+                    id, worker_lost, ..
+                }) => self.failed(id, worker_lost),
+                None => {}
+            }
+            if last_report.elapsed() >= REPORT_EVERY {
+                last_report = Instant::now();
+                on_event(&SolveEvent::Progress {
+                    nodes: self.nodes,
+                    elapsed: self.start.elapsed(),
+                    best: self.tree.best_move(),
+                    pn_dn: Some(self.tree.root_numbers()),
+                    value: None,
+                    tt_used: 0,
+                });
+            }
+        }
+    }
+
+    /// Adds an answer's work to the totals.
+    fn count(&mut self, a: &JobAnswer) {
+        self.nodes = self.nodes.saturating_add(a.nodes);
+        self.knowledge_nodes = self.knowledge_nodes.saturating_add(a.knowledge_nodes);
+        self.busy_seconds += a.seconds;
+    }
+
+    /// Backs up an answer (its work is already counted).
+    fn integrate(&mut self, a: JobAnswer) {
+        let Some(pos) = self.in_flight.iter().position(|j| j.id == a.id) else {
+            // Not a job of this solve (an answer left over from a cancelled one).
+            self.stats.wasted += 1;
+            return;
+        };
+        let leaf = self.in_flight.swap_remove(pos).leaf;
+        self.tree.set_job(leaf, None);
+        self.tree.add_effort(leaf, a.nodes);
+        if !self.deterministic {
+            self.tree.set_owner(leaf, a.worker);
+        }
+        if self.tree.settled(leaf) {
+            // The path was solved while the job was out.
+            self.stats.wasted += 1;
+            return;
+        }
+        let result = match a.result {
+            SolveResult::Win if self.opts.proofs && a.proof.is_none() => {
+                self.stats.proof_failures += 1;
+                SolveResult::Unknown
+            }
+            r => r,
+        };
+        match result {
+            SolveResult::Unknown => {
+                self.stats.unknown += 1;
+                if self.stopped() {
+                    // Cancelled at the end: nothing to learn, no expansion.
+                    return;
+                }
+                self.tree.expand(leaf, self.heuristic, &a.children);
+            }
+            r => {
+                self.stats.solved += 1;
+                self.tree.solve_leaf(leaf, r, a.proof);
+            }
+        }
+        self.cancel_settled();
+    }
+
+    /// Cancels the jobs whose path is solved now.
+    fn cancel_settled(&mut self) {
+        for o in &self.in_flight {
+            if self.tree.settled(o.leaf) {
+                self.transport.cancel(o.id);
+            }
+        }
+    }
+
+    fn failed(&mut self, id: u64, worker_lost: bool) {
+        if worker_lost {
+            self.stats.lost_workers += 1;
+        }
+        let Some(pos) = self.in_flight.iter().position(|j| j.id == id) else {
+            return;
+        };
+        let o = self.in_flight.swap_remove(pos);
+        self.tree.set_job(o.leaf, None);
+        self.stats.resent += 1;
+        if self.deterministic {
+            // The same position goes out again in the same slot, so the round and its answers
+            // are those of a run without the failure.
+            if !self.send(o.leaf, o.budget, o.slot) {
+                log::warn!("job-level: a failed job could not be sent again");
+            }
+        }
+        // Otherwise the position is open again: the next selection finds it if it is still
+        // the most proving one.
+    }
+
+    /// Cancels what is still out and collects the answers (their work counts).
+    fn finish(&mut self) {
+        for o in &self.in_flight {
+            self.transport.cancel(o.id);
+        }
+        let t0 = Instant::now();
+        while !self.in_flight.is_empty() && t0.elapsed() < DRAIN_GRACE {
+            match self.transport.recv(Duration::from_millis(50)) {
+                Some(TransportEvent::Answer(a)) => {
+                    self.count(&a);
+                    if let Some(pos) = self.in_flight.iter().position(|j| j.id == a.id) {
+                        let leaf = self.in_flight.swap_remove(pos).leaf;
+                        self.tree.set_job(leaf, None);
+                        if self.tree.settled(leaf) {
+                            self.stats.wasted += 1;
+                        } else {
+                            self.stats.cancelled += 1;
+                        }
+                    }
+                }
+                Some(TransportEvent::Failed {
+                    id, worker_lost, ..
+                }) => {
+                    if worker_lost {
+                        self.stats.lost_workers += 1;
+                    }
+                    self.in_flight.retain(|j| j.id != id);
+                }
+                None => {
+                    if self.transport.workers() == 0 {
+                        break;
+                    }
+                }
+            }
+        }
+    }
+}
