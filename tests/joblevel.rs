@@ -196,6 +196,9 @@ impl<G: SolverGame> Solver<G> for Faulty<G> {
     fn child_numbers(&mut self, game: &G, prover: Color) -> Option<Vec<(Move, u64, u64)>> {
         self.inner.child_numbers(game, prover)
     }
+    fn set_root_depth(&mut self, plies: usize) {
+        self.inner.set_root_depth(plies)
+    }
     fn clear(&mut self) {
         self.inner.clear()
     }
@@ -283,6 +286,9 @@ impl Solver<KillallGo> for Watch {
     fn child_numbers(&mut self, game: &KillallGo, prover: Color) -> Option<Vec<(Move, u64, u64)>> {
         self.faulty.child_numbers(game, prover)
     }
+    fn set_root_depth(&mut self, plies: usize) {
+        self.faulty.set_root_depth(plies)
+    }
     fn clear(&mut self) {
         self.faulty.clear()
     }
@@ -358,6 +364,7 @@ fn a_panicking_worker_is_answered_as_failed_and_works_again() {
         nodes: 1_000,
         want_proof: false,
         fresh: false,
+        thresholds: None,
         prefer: None,
     };
     t.submit(job(1)).unwrap();

@@ -173,6 +173,8 @@ pub fn build<G: SolverGame>(
                 with_net: None,
                 plain: None,
                 last_net: false,
+                root_depth: 0,
+                thresholds: None,
             }))
         }
         _ => make::<G>(kind, opts, plain_heuristic(&opts.common)),
@@ -249,6 +251,10 @@ struct NetOrPlain<G: SolverGame> {
     plain: Option<Box<dyn Solver<G>>>,
     /// Which one ran last (for [`Solver::proof_tree`]).
     last_net: bool,
+    /// [`Solver::set_root_depth`], passed on to the solvers made later.
+    root_depth: usize,
+    /// [`Solver::set_thresholds`], passed on to the solvers made later.
+    thresholds: Option<(u64, u64)>,
 }
 
 impl<G: SolverGame> NetOrPlain<G> {
@@ -266,7 +272,9 @@ impl<G: SolverGame> NetOrPlain<G> {
             .ok()
             .and_then(|h| make::<G>(self.kind, &self.opts, Box::new(h)).ok());
             match made {
-                Some(s) => {
+                Some(mut s) => {
+                    s.set_root_depth(self.root_depth);
+                    s.set_thresholds(self.thresholds);
                     log::info!(
                         "solver {}: network heuristic of {} ({})",
                         self.kind.name(),
@@ -291,6 +299,10 @@ impl<G: SolverGame> NetOrPlain<G> {
                 game.name()
             );
             self.plain = make::<G>(self.kind, &self.opts, plain_heuristic(&self.opts.common)).ok();
+            if let Some(s) = self.plain.as_mut() {
+                s.set_root_depth(self.root_depth);
+                s.set_thresholds(self.thresholds);
+            }
         }
         if self.last_net {
             self.with_net.as_mut()
@@ -331,6 +343,26 @@ impl<G: SolverGame> Solver<G> for NetOrPlain<G> {
             self.plain.as_mut()
         };
         s?.proof_tree_until(stop)
+    }
+
+    fn set_root_depth(&mut self, plies: usize) {
+        self.root_depth = plies;
+        for s in [&mut self.with_net, &mut self.plain].into_iter().flatten() {
+            s.set_root_depth(plies);
+        }
+    }
+
+    fn learn(&mut self, game: &G, prover: Color, result: SolveResult) {
+        if let Some(s) = self.pick(game) {
+            s.learn(game, prover, result);
+        }
+    }
+
+    fn set_thresholds(&mut self, t: Option<(u64, u64)>) {
+        self.thresholds = t;
+        for s in [&mut self.with_net, &mut self.plain].into_iter().flatten() {
+            s.set_thresholds(t);
+        }
     }
 
     fn child_numbers(&mut self, game: &G, prover: Color) -> Option<Vec<(Move, u64, u64)>> {

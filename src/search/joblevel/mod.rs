@@ -132,6 +132,9 @@ pub struct Job {
     /// Deterministic mode: the worker forgets everything before this job, so that the
     /// answer depends on the job alone.
     pub fresh: bool,
+    /// Proof-number thresholds (see [`Solver::set_thresholds`]): the job ends as soon as the
+    /// position is no longer the most proving one.
+    pub thresholds: Option<(u64, u64)>,
     /// The worker whose tables most likely hold this position (it worked on the parent);
     /// a transport gives the job to it when it is idle.
     pub prefer: Option<usize>,
@@ -155,6 +158,9 @@ pub struct JobAnswer {
     /// For a win with [`Job::want_proof`]: the solution tree of the job's position
     /// (`None` when it could not be built within the solver's limits).
     pub proof: Option<ProofTree>,
+    /// For an unknown result, the position's (pn, dn) at the end of the job, where the
+    /// solver reports them (DFPN).
+    pub numbers: Option<(u64, u64)>,
     /// For an unknown result: what the worker's tables know of the position's children
     /// (move, pn, dn), see [`Solver::child_numbers`]; the manager's expansion starts from
     /// them. Empty when the solver keeps no such numbers.
@@ -193,6 +199,10 @@ pub trait Transport<G: SolverGame>: Send {
     fn cancel(&mut self, id: u64);
     /// The next event, waiting at most `timeout`.
     fn recv(&mut self, timeout: Duration) -> Option<TransportEvent>;
+    /// Tells the workers other than `from` that the position at `path` is won or lost for
+    /// the prover (a job's answer), so that they do not prove it again. Transports that
+    /// cannot reach the workers' tables may ignore it.
+    fn share(&mut self, _path: &[Move], _result: SolveResult, _from: usize) {}
     /// Forgets the workers' tables (a new game).
     fn clear(&mut self);
     /// Sets each worker's table memory in bytes.
@@ -407,6 +417,10 @@ struct Out {
     budget: u64,
     /// Its place in its round (deterministic mode: answers are integrated in this order).
     slot: usize,
+    /// It fetches the sub-proof of a node a worker's table proved (see
+    /// [`Tree::pending_proofs`]).
+    proof_job: bool,
+    thresholds: Option<(u64, u64)>,
 }
 
 /// One solve's loop state.
@@ -451,15 +465,31 @@ impl<G: SolverGame> Run<'_, G> {
         }
     }
 
-    fn send(&mut self, leaf: u32, budget: u64, slot: usize) -> bool {
+    fn send(
+        &mut self,
+        leaf: u32,
+        budget: u64,
+        thresholds: Option<(u64, u64)>,
+        slot: usize,
+        proof_job: bool,
+    ) -> bool {
         let id = self.next_id;
         self.next_id += 1;
+        let path = self.tree.path(leaf);
+        log::debug!(
+            "job {id}: {} nodes at {:?}{} (root pn/dn {:?})",
+            budget,
+            path,
+            if proof_job { " (proof)" } else { "" },
+            self.tree.root_numbers()
+        );
         let job = Job {
             id,
-            path: self.tree.path(leaf),
+            path,
             nodes: budget,
             want_proof: self.opts.proofs,
             fresh: self.deterministic,
+            thresholds,
             prefer: self.tree.owner(leaf),
         };
         if self.transport.submit(job).is_err() {
@@ -471,39 +501,70 @@ impl<G: SolverGame> Run<'_, G> {
             leaf,
             budget,
             slot,
+            proof_job,
+            thresholds,
         });
         self.stats.jobs += 1;
         true
     }
 
-    /// Sends jobs while workers are idle and positions are available.
-    fn fill(&mut self) {
-        let mut slot = 0;
-        // Deterministic mode: rounds as wide as the workers at the start, also after a worker
-        // is lost (the transport queues what the others cannot take at once), so that the
-        // rounds are those of a run without the loss.
-        let width = if self.deterministic {
+    /// Jobs out at once: deterministic mode makes rounds as wide as the workers at the
+    /// start, also after a worker is lost (the transport queues what the others cannot take
+    /// at once), so that the rounds are those of a run without the loss.
+    fn width(&self) -> usize {
+        if self.deterministic {
             self.stats.workers
         } else {
             self.transport.workers()
+        }
+    }
+
+    /// The next job's node budget.
+    fn budget(&self) -> u64 {
+        let grown = match self.opts.growth {
+            0 => 0,
+            g => self.nodes / g.saturating_mul(self.stats.workers.max(1) as u64),
         };
-        while self.in_flight.len() < width && !self.stopped() {
-            let grown = match self.opts.growth {
-                0 => 0,
-                g => self.nodes / g.saturating_mul(self.stats.workers.max(1) as u64),
-            };
-            let budget = self.opts.job_nodes.max(grown).min(self.nodes_left());
+        self.opts.job_nodes.max(grown).min(self.nodes_left())
+    }
+
+    /// Sends jobs while workers are idle and positions are available.
+    fn fill(&mut self) {
+        let mut slot = 0;
+        while self.in_flight.len() < self.width() && !self.stopped() {
+            let budget = self.budget();
             if budget == 0 {
                 return;
             }
-            let Some(leaf) = self.tree.select() else {
+            let Some((leaf, tp, td)) = self.tree.select() else {
                 return;
             };
-            if !self.send(leaf, budget, slot) {
+            if !self.send(leaf, budget, Some((tp, td)), slot, false) {
                 return;
             }
             slot += 1;
         }
+    }
+
+    /// The root is won: sends jobs that fetch the sub-proofs still pending in the merged
+    /// proof. Returns whether any is pending.
+    fn fill_proofs(&mut self) -> bool {
+        let pending = self.tree.pending_proofs();
+        let mut slot = 0;
+        for n in pending.iter().copied() {
+            if self.in_flight.len() >= self.width() || self.stopped() {
+                break;
+            }
+            if self.in_flight.iter().any(|o| o.leaf == n) {
+                continue;
+            }
+            let budget = self.budget().max(1);
+            if !self.send(n, budget, None, slot, true) {
+                break;
+            }
+            slot += 1;
+        }
+        !pending.is_empty()
     }
 
     fn main_loop(&mut self, on_event: &mut dyn FnMut(&SolveEvent)) {
@@ -511,11 +572,22 @@ impl<G: SolverGame> Run<'_, G> {
         // Deterministic mode: the answers of one round, integrated in slot order once all
         // are in.
         let mut round: Vec<JobAnswer> = Vec::new();
-        while !self.tree.solved() && !self.stopped() {
+        while !self.stopped() {
             if self.transport.workers() == 0 {
                 break;
             }
-            if !self.deterministic || self.in_flight.is_empty() {
+            let may_send = !self.deterministic || self.in_flight.is_empty();
+            if self.tree.solved() {
+                let want = self.opts.proofs && self.tree.result() == SolveResult::Win;
+                let pending = want && (if may_send {
+                    self.fill_proofs()
+                } else {
+                    !self.tree.pending_proofs().is_empty()
+                });
+                if !pending {
+                    break;
+                }
+            } else if may_send {
                 self.fill();
             }
             if self.in_flight.is_empty() {
@@ -579,14 +651,36 @@ impl<G: SolverGame> Run<'_, G> {
 
     /// Backs up an answer (its work is already counted).
     fn integrate(&mut self, a: JobAnswer) {
+        log::debug!(
+            "answer {}: {:?} {} nodes, {} child numbers, worker {}",
+            a.id,
+            a.result,
+            a.nodes,
+            a.children.len(),
+            a.worker
+        );
         let Some(pos) = self.in_flight.iter().position(|j| j.id == a.id) else {
             // Not a job of this solve (an answer left over from a cancelled one).
             self.stats.wasted += 1;
             return;
         };
-        let leaf = self.in_flight.swap_remove(pos).leaf;
+        let out = self.in_flight.swap_remove(pos);
+        let leaf = out.leaf;
         self.tree.set_job(leaf, None);
         self.tree.add_effort(leaf, a.nodes);
+        if out.proof_job {
+            if self.tree.is_pending(leaf) {
+                match a.proof {
+                    Some(p) if a.result == SolveResult::Win => self.tree.attach_proof(leaf, p),
+                    _ => {
+                        // The worker's table lost it: the position is searched again.
+                        self.stats.proof_failures += 1;
+                        self.tree.reopen(leaf);
+                    }
+                }
+            }
+            return;
+        }
         if !self.deterministic {
             self.tree.set_owner(leaf, a.worker);
         }
@@ -609,10 +703,21 @@ impl<G: SolverGame> Run<'_, G> {
                     // Cancelled at the end: nothing to learn, no expansion.
                     return;
                 }
-                self.tree.expand(leaf, self.heuristic, &a.children);
+                match a.numbers {
+                    // Stopped by its thresholds: the node keeps the worker's numbers and is
+                    // no longer the most proving one; it goes out again when it is.
+                    Some((pn, dn)) if a.nodes < out.budget => self.tree.set_numbers(leaf, pn, dn),
+                    // Its whole budget spent: a large piece of work, split so that several
+                    // workers can share it.
+                    _ => self.tree.expand(leaf, self.heuristic, &a.children),
+                }
             }
             r => {
                 self.stats.solved += 1;
+                if !self.deterministic {
+                    let path = self.tree.path(leaf);
+                    self.transport.share(&path, r, a.worker);
+                }
                 self.tree.solve_leaf(leaf, r, a.proof);
             }
         }
@@ -622,7 +727,7 @@ impl<G: SolverGame> Run<'_, G> {
     /// Cancels the jobs whose path is solved now.
     fn cancel_settled(&mut self) {
         for o in &self.in_flight {
-            if self.tree.settled(o.leaf) {
+            if !o.proof_job && self.tree.settled(o.leaf) {
                 self.transport.cancel(o.id);
             }
         }
@@ -641,7 +746,7 @@ impl<G: SolverGame> Run<'_, G> {
         if self.deterministic {
             // The same position goes out again in the same slot, so the round and its answers
             // are those of a run without the failure.
-            if !self.send(o.leaf, o.budget, o.slot) {
+            if !self.send(o.leaf, o.budget, o.thresholds, o.slot, o.proof_job) {
                 log::warn!("job-level: a failed job could not be sent again");
             }
         }

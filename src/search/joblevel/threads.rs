@@ -15,8 +15,8 @@ use std::time::{Duration, Instant};
 use crossbeam::channel::{self, Receiver, RecvTimeoutError, Sender};
 
 use super::{Job, JobAnswer, Transport, TransportEvent};
-use crate::game::Color;
-use crate::search::solver::{SolveResult, Solver, SolverGame};
+use crate::game::{Color, Move};
+use crate::search::solver::{SolveEvent, SolveResult, Solver, SolverGame};
 use crate::search::Limits;
 
 /// Makes worker `index`'s solver with a table budget of `memory` bytes (`None`: it cannot,
@@ -30,6 +30,11 @@ enum Msg<G> {
         prover: Color,
         job: Job,
         stop: Arc<AtomicBool>,
+    },
+    Known {
+        game: G,
+        prover: Color,
+        result: SolveResult,
     },
     Clear,
     Memory(usize),
@@ -199,6 +204,7 @@ impl<G: SolverGame> Transport<G> for ThreadTransport<G> {
                 knowledge_nodes: 0,
                 seconds: 0.0,
                 proof: None,
+                numbers: None,
                 children: Vec::new(),
             }));
             return;
@@ -218,6 +224,27 @@ impl<G: SolverGame> Transport<G> for ThreadTransport<G> {
                 Some(ev)
             }
             Err(RecvTimeoutError::Timeout) | Err(RecvTimeoutError::Disconnected) => None,
+        }
+    }
+
+    fn share(&mut self, path: &[Move], result: SolveResult, from: usize) {
+        let Some((root, prover)) = self.root.clone() else {
+            return;
+        };
+        let mut g = root;
+        for &m in path {
+            if g.play(m).is_err() {
+                return;
+            }
+        }
+        for (w, tx) in self.senders.iter().enumerate() {
+            if w != from && self.alive[w] {
+                let _ = tx.send(Msg::Known {
+                    game: g.clone(),
+                    prover,
+                    result,
+                });
+            }
         }
     }
 
@@ -263,6 +290,15 @@ fn worker_loop<G: SolverGame>(
     while let Ok(msg) = rx.recv() {
         match msg {
             Msg::Quit => return,
+            Msg::Known {
+                game,
+                prover,
+                result,
+            } => {
+                if let Some(s) = solver.as_mut() {
+                    s.learn(&game, prover, result);
+                }
+            }
             Msg::Clear => {
                 if let Some(s) = solver.as_mut() {
                     s.clear();
@@ -345,7 +381,14 @@ fn run_job<G: SolverGame>(
         g.play(m)
             .map_err(|e| format!("job {}: move {} of its path: {e}", job.id, g.move_to_gtp(m)))?;
     }
-    let out = solver.solve(&g, prover, &Limits::nodes(job.nodes), stop, &mut |_| {});
+    solver.set_root_depth(job.path.len());
+    solver.set_thresholds(job.thresholds);
+    let mut numbers = None;
+    let out = solver.solve(&g, prover, &Limits::nodes(job.nodes), stop, &mut |e| {
+        if let SolveEvent::Progress { pn_dn, .. } = e {
+            numbers = *pn_dn;
+        }
+    });
     let proof = if out.result == SolveResult::Win && job.want_proof {
         solver.proof_tree_until(stop)
     } else {
@@ -364,6 +407,7 @@ fn run_job<G: SolverGame>(
         knowledge_nodes: out.stats.knowledge_nodes,
         seconds: t0.elapsed().as_secs_f64(),
         proof,
+        numbers: numbers.filter(|_| out.result == SolveResult::Unknown),
         children,
     })
 }

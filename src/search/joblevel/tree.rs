@@ -48,6 +48,8 @@ struct Node {
     owner: u32,
     /// Solver nodes spent on jobs in this subtree.
     effort: u64,
+    /// Proven by a worker's table at an expansion; its sub-proof is still to be fetched.
+    pending: bool,
 }
 
 impl Node {
@@ -87,6 +89,7 @@ impl<G: SolverGame> Tree<G> {
             proof: NONE,
             owner: NONE,
             effort: 0,
+            pending: false,
         };
         if let Some(o) = root.outcome() {
             node.terminal = true;
@@ -214,24 +217,28 @@ impl<G: SolverGame> Tree<G> {
         false
     }
 
-    /// The leaf for the next job: down from the root, at the prover's nodes one of the best
-    /// few children by proof number (random among them), at the opponent's nodes the child
-    /// with the smallest disproof number, only through nodes with an open leaf below that is
-    /// not out with a job. `None` when every open leaf is out.
-    pub fn select(&mut self) -> Option<u32> {
+    /// The leaf for the next job with its thresholds: down from the root as DFPN's MID goes
+    /// (at the prover's nodes one of the best few children by proof number, random among
+    /// them, at the opponent's nodes the child with the smallest disproof number; each
+    /// child's thresholds from its parent's and the second-best sibling by the 1+ε trick),
+    /// only through nodes with an open leaf below that is not out with a job. `None` when
+    /// every open leaf is out.
+    pub fn select(&mut self) -> Option<(u32, u64, u64)> {
         if !self.nodes[0].avail {
             return None;
         }
+        let (mut tp, mut td) = (INF, INF);
         let mut n = 0u32;
         loop {
             let node = &self.nodes[n as usize];
             if !node.expanded {
-                return Some(n);
+                return Some((n, tp, td));
             }
-            let (first, count, or) = (node.first, node.count, node.or);
+            let (first, count, or, npn, ndn) = (node.first, node.count, node.or, node.pn, node.dn);
             let kids = first..first + count;
             let pick = if or {
                 let mut best: Vec<(u64, u32)> = kids
+                    .clone()
                     .filter(|&c| self.nodes[c as usize].avail)
                     .map(|c| (self.nodes[c as usize].pn, c))
                     .collect();
@@ -246,20 +253,50 @@ impl<G: SolverGame> Tree<G> {
                     .max(1);
                 best[self.rng.below(k)].1
             } else {
-                kids.filter(|&c| self.nodes[c as usize].avail)
+                kids.clone()
+                    .filter(|&c| self.nodes[c as usize].avail)
                     .min_by_key(|&c| (self.nodes[c as usize].dn, c))?
             };
+            let c = &self.nodes[pick as usize];
+            // The second-best sibling, unsolved ones only (as DFPN's combine).
+            let second = kids
+                .filter(|&k| k != pick)
+                .map(|k| &self.nodes[k as usize])
+                .filter(|k| !k.solved())
+                .map(|k| if or { k.pn } else { k.dn })
+                .min()
+                .unwrap_or(INF);
+            let (ctp, ctd) = if or {
+                let ctd = if td >= INF { INF } else { td.saturating_sub(ndn).saturating_add(c.dn) };
+                (tp.min(grow(second)), ctd)
+            } else {
+                let ctp = if tp >= INF { INF } else { tp.saturating_sub(npn).saturating_add(c.pn) };
+                (ctp, td.min(grow(second)))
+            };
+            // A job always gets room to work: flagged siblings can make the threshold the
+            // child's own number.
+            tp = ctp.max(c.pn.saturating_add(1)).min(INF);
+            td = ctd.max(c.dn.saturating_add(1)).min(INF);
             n = pick;
         }
+    }
+
+    /// A worker's numbers for leaf `n` after a job that ended unknown.
+    pub fn set_numbers(&mut self, n: u32, pn: u64, dn: u64) {
+        let node = &mut self.nodes[n as usize];
+        node.pn = pn.clamp(1, INF - 1);
+        node.dn = dn.clamp(1, INF - 1);
+        self.update_from(n);
     }
 
     /// Expands leaf `n`: every legal move becomes a child, ordered by `heuristic`'s priors
     /// (and the game's static order where it has one), with initial numbers from mobility
     /// and rank; finished games are solved at once. `known` holds a worker's numbers for
     /// some children (move, pn, dn; [`crate::search::solver::Solver::child_numbers`]): those
-    /// start from them instead, a disproven one is lost at once (a loss needs no proof), a
-    /// proven one gets the smallest proof number, so that it goes out first (to the worker
-    /// whose tables hold it) and comes back with its proof.
+    /// start from them instead: a disproven one is lost at once (a loss needs no proof), a
+    /// proven one is won at once with its sub-proof *pending*: it is fetched (a job to the
+    /// worker whose tables hold it) only if the node ends up in the merged proof
+    /// ([`Tree::pending_proofs`]).
     pub fn expand(&mut self, n: u32, heuristic: &mut dyn Heuristic<G>, known: &[(Move, u64, u64)]) {
         if self.nodes[n as usize].expanded || self.nodes[n as usize].terminal {
             return;
@@ -294,20 +331,22 @@ impl<G: SolverGame> Tree<G> {
                 proof: NONE,
                 owner: self.nodes[n as usize].owner,
                 effort: 0,
+                pending: false,
             };
             if let Some(o) = g.outcome() {
                 child.terminal = true;
                 (child.pn, child.dn) = terminal_numbers(o, self.prover);
                 child.avail = false;
             } else if let Some(&(_, pn, dn)) = known.iter().find(|k| k.0 == m) {
-                (child.pn, child.dn) = if dn == 0 {
-                    (INF, 0)
+                if dn == 0 {
+                    (child.pn, child.dn) = (INF, 0);
                 } else if pn == 0 {
-                    (1, INF - 1)
+                    child.pending = true;
+                    (child.pn, child.dn) = (0, INF);
                 } else {
-                    (pn.min(INF - 1), dn.min(INF - 1))
-                };
-                child.avail = dn != 0;
+                    (child.pn, child.dn) = (pn.min(INF - 1), dn.min(INF - 1));
+                }
+                child.avail = pn != 0 && dn != 0;
             } else {
                 let mob = (g.mobility() as u64).max(1);
                 (child.pn, child.dn) = if child.or { (1, mob) } else { (mob, 1) };
@@ -440,6 +479,57 @@ impl<G: SolverGame> Tree<G> {
         pick.map(|c| c.mv)
     }
 
+    /// The nodes of the would-be merged proof (the root is won) whose sub-proofs are still
+    /// pending, first ones first.
+    pub fn pending_proofs(&self) -> Vec<u32> {
+        let mut out = Vec::new();
+        if self.result() != SolveResult::Win {
+            return out;
+        }
+        let mut stack = vec![0u32];
+        while let Some(n) = stack.pop() {
+            let node = &self.nodes[n as usize];
+            if node.pending {
+                out.push(n);
+                continue;
+            }
+            if node.terminal || node.proof != NONE || !node.expanded {
+                continue;
+            }
+            let kids = node.first..node.first + node.count;
+            if node.or {
+                if let Some(c) = kids.clone().find(|&c| self.nodes[c as usize].pn == 0) {
+                    stack.push(c);
+                }
+            } else {
+                stack.extend(kids.rev());
+            }
+        }
+        out
+    }
+
+    /// Whether node `n` waits for its sub-proof.
+    pub fn is_pending(&self, n: u32) -> bool {
+        self.nodes[n as usize].pending
+    }
+
+    /// A pending node's sub-proof arrived.
+    pub fn attach_proof(&mut self, n: u32, proof: ProofTree) {
+        let node = &mut self.nodes[n as usize];
+        node.pending = false;
+        node.proof = self.proofs.len() as u32;
+        self.proofs.push(proof);
+    }
+
+    /// A pending node's proof could not be had after all: it is an open leaf again (its
+    /// ancestors are unsolved again as far as it decided them).
+    pub fn reopen(&mut self, n: u32) {
+        let node = &mut self.nodes[n as usize];
+        node.pending = false;
+        (node.pn, node.dn) = (1, 1);
+        self.update_from(n);
+    }
+
     /// The merged solution tree of a proven win: the manager's tree (one proven move at the
     /// prover's nodes, every move at the opponent's) with each worker's sub-proof grafted at
     /// its leaf. `None` for other results, when a proven leaf has no sub-proof (workers ran
@@ -505,6 +595,20 @@ impl<G: SolverGame> Tree<G> {
         (out.nodes.len() <= max_nodes).then_some(out)
     }
 }
+
+/// DFPN's 1+ε growth of a sibling's number into a threshold.
+fn grow(x: u64) -> u64 {
+    if x >= INF {
+        INF
+    } else {
+        ((x as f64 * (1.0 + EPSILON)).ceil() as u64).max(x + 1)
+    }
+}
+
+/// The 1+ε trick's ε for jobs: larger than focused DFPN's own 0.25, because a job that
+/// leaves its node early costs a round trip and a new descent from the job's root (1.0 beat
+/// 0.25 on all three positions tried, docs/notebook/2026-12-01-job-level.md).
+const EPSILON: f64 = 1.0;
 
 /// A finished game's numbers for `prover`.
 fn terminal_numbers(o: Outcome, prover: Color) -> (u64, u64) {

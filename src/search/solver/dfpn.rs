@@ -154,6 +154,10 @@ pub struct Dfpn<G: SolverGame> {
     /// together, and their evaluations.
     kids: Vec<G>,
     kid_eval: Vec<Evaluation>,
+    /// Plies between the problem's root and the position solved ([`Solver::set_root_depth`]).
+    root_depth: usize,
+    /// The root's thresholds ([`Solver::set_thresholds`]).
+    thresholds: (u64, u64),
 }
 
 struct Ctx<'a, 'b> {
@@ -203,6 +207,8 @@ impl<G: SolverGame> Dfpn<G> {
             hybrid,
             kids: Vec::new(),
             kid_eval: Vec::new(),
+            root_depth: 0,
+            thresholds: (INF, INF),
         }
     }
 
@@ -515,7 +521,7 @@ impl<G: SolverGame> Dfpn<G> {
         let or = g.to_move() == prover;
         let seen = self.tt.get(key).is_some();
         // Hybrid: the top plies are few and decide where everything below is spent.
-        let use_net = !self.hybrid || depth < self.opts.net_depth;
+        let use_net = !self.hybrid || depth + self.root_depth < self.opts.net_depth;
         if or && !seen {
             let before = self.know.nodes;
             let win = g.knowledge_win(&mut self.know);
@@ -684,8 +690,9 @@ impl<G: SolverGame> Solver<G> for Dfpn<G> {
             root_key,
         };
         let (mut pn, mut dn) = (1, 1);
-        while pn != 0 && dn != 0 && !ctx.budget.exhausted() {
-            (pn, dn) = self.mid(&mut g, INF, INF, 0, &mut ctx);
+        let (tp, td) = self.thresholds;
+        while pn != 0 && dn != 0 && pn < tp && dn < td && !ctx.budget.exhausted() {
+            (pn, dn) = self.mid(&mut g, tp, td, 0, &mut ctx);
         }
         let result = if pn == 0 {
             SolveResult::Win
@@ -736,6 +743,26 @@ impl<G: SolverGame> Solver<G> for Dfpn<G> {
             let mut oracle = DfpnOracle::new(self, research, stop);
             proof::build(&root, prover, result, &mut oracle, &mut know, build)
         })
+    }
+
+    fn set_root_depth(&mut self, plies: usize) {
+        self.root_depth = plies;
+    }
+
+    fn learn(&mut self, game: &G, prover: Color, result: SolveResult) {
+        let (pn, dn) = match result {
+            SolveResult::Win => (0, INF),
+            SolveResult::Loss => (INF, 0),
+            SolveResult::Unknown => return,
+        };
+        self.tt.ensure();
+        let hist = if self.exact { game.history_root() } else { 0 };
+        let key = self.key(game, prover, hist);
+        self.tt.put(key, pn, dn, 1, NO_MOVE);
+    }
+
+    fn set_thresholds(&mut self, t: Option<(u64, u64)>) {
+        self.thresholds = t.map_or((INF, INF), |(p, d)| (p.clamp(2, INF), d.clamp(2, INF)));
     }
 
     fn child_numbers(&mut self, game: &G, prover: Color) -> Option<Vec<(Move, u64, u64)>> {

@@ -630,6 +630,25 @@ pub trait Solver<G: SolverGame>: Send {
     /// with a deadline gets its solver back instead of leaving the build running.
     fn proof_tree_until(&mut self, stop: &AtomicBool) -> Option<ProofTree>;
 
+    /// Thresholds for the next solves (`None`: none): a solver that works with proof-number
+    /// thresholds (DFPN's MID) returns unknown as soon as the root's proof number reaches
+    /// `tp` or its disproof number `td`, as DFPN does below a node that is no longer the most
+    /// proving one. The job-level manager sets them so that a job stops where DFPN would
+    /// leave the node. Defaults to ignoring them.
+    fn set_thresholds(&mut self, _t: Option<(u64, u64)>) {}
+
+    /// Learns a result found elsewhere (another worker of the job-level search): `game` is
+    /// won (`Win`) or not (`Loss`) for `prover`. A solver with a table records it, so that
+    /// its own search does not prove the position again; a proof built later through it
+    /// re-searches that position. Defaults to ignoring it.
+    fn learn(&mut self, _game: &G, _prover: Color, _result: SolveResult) {}
+
+    /// Says that the positions of the next solves lie `plies` below the problem's root (a
+    /// job of the job-level search), so that settings counted in plies from the root
+    /// (focused DFPN's network depth, [`DfpnOptions::net_depth`]) count from the problem's
+    /// root, as in one solve of the whole problem. Defaults to ignoring it.
+    fn set_root_depth(&mut self, _plies: usize) {}
+
     /// After a [`Solver::solve`] of `game` for `prover`: what the solver's tables know of
     /// each legal move's position, as (move, pn, dn) for the prover (0: proven, 0 dn:
     /// disproven), for the moves it has records of. The job-level manager starts the
