@@ -112,6 +112,10 @@ pub struct SolveArgs {
     /// `--job-nodes`.
     #[arg(long, default_value_t = crate::search::joblevel::DEFAULT_GROWTH)]
     pub job_growth: u64,
+    /// With several workers: a position that jobs left at their thresholds this many times is
+    /// split among the workers (0: only after a whole job budget).
+    #[arg(long, default_value_t = crate::search::joblevel::DEFAULT_SPLIT_AFTER)]
+    pub job_split: u32,
     /// Transposition-table memory in bytes (the global `--memory`, default
     /// [`crate::search::DEFAULT_MEMORY_BYTES`]).
     #[arg(skip)]
@@ -508,6 +512,7 @@ pub fn run(args: SolveArgs) -> i32 {
             job_nodes: args.job_nodes,
             top_k: args.job_top,
             growth: args.job_growth,
+            split_after: args.job_split,
             // Sub-proofs only when a proof file is wanted: building them costs the workers'
             // time.
             proofs: args.proof_dir.is_some(),

@@ -55,6 +55,9 @@ pub struct JobOptions {
     /// divided by `growth` times the workers (0: always [`JobOptions::job_nodes`]), so that
     /// a hard problem is cut into fewer, larger jobs.
     pub growth: u64,
+    /// A position the search comes back to this many times (jobs that ended at their
+    /// thresholds) is split like one that spent a whole budget (0: only by budget).
+    pub split_after: u32,
     /// Whether workers build the solution tree of every job they prove (needed for
     /// [`Solver::proof_tree`] of the whole problem; off saves the extraction time when no
     /// proof is wanted).
@@ -68,6 +71,7 @@ impl Default for JobOptions {
             job_nodes: DEFAULT_JOB_NODES,
             top_k: DEFAULT_TOP_K,
             growth: DEFAULT_GROWTH,
+            split_after: DEFAULT_SPLIT_AFTER,
             proofs: true,
         }
     }
@@ -79,6 +83,10 @@ pub const DEFAULT_JOB_NODES: u64 = 20_000;
 
 /// Default of [`JobOptions::growth`].
 pub const DEFAULT_GROWTH: u64 = 8;
+
+/// Default of [`JobOptions::split_after`] (2 did best of 0, 1, 2 and 4 on the set of
+/// docs/notebook/2026-12-01-job-level.md).
+pub const DEFAULT_SPLIT_AFTER: u32 = 2;
 
 /// Default number of best children among which the prover's choice is random.
 pub const DEFAULT_TOP_K: usize = 2;
@@ -703,12 +711,17 @@ impl<G: SolverGame> Run<'_, G> {
                     // Cancelled at the end: nothing to learn, no expansion.
                     return;
                 }
+                let split = self.opts.split_after;
                 match a.numbers {
                     // Stopped by its thresholds: the node keeps the worker's numbers and is
                     // no longer the most proving one; it goes out again when it is.
-                    Some((pn, dn)) if a.nodes < out.budget => self.tree.set_numbers(leaf, pn, dn),
-                    // Its whole budget spent: a large piece of work, split so that several
-                    // workers can share it.
+                    Some((pn, dn))
+                        if a.nodes < out.budget && (split == 0 || self.tree.jobs_at(leaf) < split) =>
+                    {
+                        self.tree.set_numbers(leaf, pn, dn)
+                    }
+                    // Its whole budget spent, or the search keeps coming back to it: a large
+                    // piece of work, split so that several workers can share it.
                     _ => self.tree.expand(leaf, self.heuristic, &a.children),
                 }
             }

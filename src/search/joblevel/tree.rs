@@ -50,6 +50,8 @@ struct Node {
     effort: u64,
     /// Proven by a worker's table at an expansion; its sub-proof is still to be fetched.
     pending: bool,
+    /// Jobs sent here so far.
+    jobs: u32,
 }
 
 impl Node {
@@ -90,6 +92,7 @@ impl<G: SolverGame> Tree<G> {
             owner: NONE,
             effort: 0,
             pending: false,
+            jobs: 0,
         };
         if let Some(o) = root.outcome() {
             node.terminal = true;
@@ -172,7 +175,11 @@ impl<G: SolverGame> Tree<G> {
 
     /// Marks node `n` as out with job `job` (or back, with `None`).
     pub fn set_job(&mut self, n: u32, job: Option<u64>) {
-        self.nodes[n as usize].job = job;
+        let node = &mut self.nodes[n as usize];
+        if job.is_some() {
+            node.jobs = node.jobs.saturating_add(1);
+        }
+        node.job = job;
         self.update_from(n);
     }
 
@@ -281,6 +288,11 @@ impl<G: SolverGame> Tree<G> {
         }
     }
 
+    /// Jobs sent to node `n` so far.
+    pub fn jobs_at(&self, n: u32) -> u32 {
+        self.nodes[n as usize].jobs
+    }
+
     /// A worker's numbers for leaf `n` after a job that ended unknown.
     pub fn set_numbers(&mut self, n: u32, pn: u64, dn: u64) {
         let node = &mut self.nodes[n as usize];
@@ -332,6 +344,7 @@ impl<G: SolverGame> Tree<G> {
                 owner: self.nodes[n as usize].owner,
                 effort: 0,
                 pending: false,
+                jobs: 0,
             };
             if let Some(o) = g.outcome() {
                 child.terminal = true;
