@@ -300,8 +300,8 @@ impl Solver<KillallGo> for Watch {
 #[test]
 fn a_failed_worker_loses_nothing() {
     // A position whose proof takes several rounds of jobs.
-    let positions = common::killallgo_positions(26, 40, 17);
-    let limits = Limits::nodes(400_000);
+    let positions = common::killallgo_positions(40, 40, 17);
+    let limits = Limits::nodes(20_000);
     let stop = AtomicBool::new(false);
     let mut chosen = None;
     for g in &positions {
