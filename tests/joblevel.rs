@@ -7,10 +7,10 @@
 //! - A worker that panics in the middle of a job, and a worker lost for good, lose nothing:
 //!   the job goes out again, and in deterministic mode (a node limit) the answer and the
 //!   merged proof are exactly those of the run without the fault.
-//! - Killall-Go: two jobs reach the same stones with different superko histories; the
-//!   worker plays each job's path on the root with its history, so the same board is
-//!   answered per history (each against exhaustive search), never from the other's
-//!   result.
+//! - Killall-Go: each job's path is played on the root with its whole history and the
+//!   workers share one table keyed by position and history; the answers are checked against
+//!   exhaustive search, which applies situational superko on the real history. (No position
+//!   where two histories of the same stones have different values is among the tests yet.)
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -219,7 +219,7 @@ fn faulty_job_level(
     let count = Arc::new(AtomicUsize::new(0));
     let failed_worker = Arc::new(AtomicUsize::new(usize::MAX));
     let (c, fw) = (count.clone(), failed_worker.clone());
-    let factory: WorkerFactory<KillallGo> = Arc::new(move |index, _memory| {
+    let factory: WorkerFactory<KillallGo> = Arc::new(move |index, _memory, _share| {
         if lose && fw.load(Ordering::SeqCst) == index {
             return None;
         }
@@ -342,7 +342,7 @@ fn a_failed_worker_loses_nothing() {
 fn a_panicking_worker_is_answered_as_failed_and_works_again() {
     let count = Arc::new(AtomicUsize::new(0));
     let c = count.clone();
-    let factory: WorkerFactory<KillallGo> = Arc::new(move |_, _| {
+    let factory: WorkerFactory<KillallGo> = Arc::new(move |_, _, _| {
         let inner = registry::build::<KillallGo>(
             SolverChoice::Kind(SolverKind::Fdfpn),
             &SolverOptions::with_memory(4 << 20),

@@ -13,6 +13,7 @@ use super::gomoku::reference::Ab4;
 use super::joblevel::threads::{ThreadTransport, WorkerFactory};
 use super::joblevel::{HeuristicMaker, JobLevel};
 use super::solver::net::{NetHeuristic, DEFAULT_CACHE_ENTRIES};
+use super::solver::tt::TableGroup;
 use super::solver::{
     make, plain_heuristic, CommonOptions, Heuristic, ProofTree, SolveEvent, SolveOutcome, SolveResult, Solver,
     SolverError, SolverGame, SolverOptions,
@@ -198,8 +199,11 @@ fn build_job_level<G: SolverGame>(
     let mut inner = opts.clone();
     inner.jobs.workers = 1;
     inner.common.threads = 1;
-    let per_worker = (opts.common.tt_bytes() / workers).max(1 << 20);
-    inner.common.memory_bytes = per_worker;
+    let total = opts.common.tt_bytes();
+    // DFPN's workers keep one table for all of them (the whole budget); the other solvers
+    // keep their own, each with its part of the budget.
+    let sharing = matches!(choice.resolve::<G>(), SolverKind::Dfpn | SolverKind::Fdfpn);
+    let group = TableGroup::new();
     let mut net = net.cloned();
     if let Some(n) = net.as_mut() {
         if n.eval.in_flight() > 1 {
@@ -212,12 +216,17 @@ fn build_job_level<G: SolverGame>(
         }
     }
     let worker_net = net.clone();
-    let factory: WorkerFactory<G> = Arc::new(move |_index, memory| {
+    let factory: WorkerFactory<G> = Arc::new(move |_index, memory, share| {
         let mut o = inner.clone();
-        o.common.memory_bytes = memory;
+        if share && sharing {
+            o.common.memory_bytes = memory;
+            o.common.table_group = Some(group.clone());
+        } else {
+            o.common.memory_bytes = (memory / workers).max(1 << 20);
+        }
         build::<G>(choice, &o, worker_net.as_ref()).ok()
     });
-    let transport = ThreadTransport::new(workers, per_worker, factory);
+    let transport = ThreadTransport::new(workers, total, factory);
     let common = opts.common.clone();
     let heuristic: HeuristicMaker<G> = Box::new(move |g: &G| match &net {
         Some(n) if n.fits(g) => {

@@ -213,7 +213,8 @@ pub trait Transport<G: SolverGame>: Send {
     fn share(&mut self, _path: &[Move], _result: SolveResult, _from: usize) {}
     /// Forgets the workers' tables (a new game).
     fn clear(&mut self);
-    /// Sets each worker's table memory in bytes.
+    /// Sets the table memory of all workers together, in bytes (a transport whose workers
+    /// run on other machines may give each its own budget instead).
     fn set_memory(&mut self, bytes: usize);
 }
 
@@ -411,9 +412,9 @@ impl<G: SolverGame> Solver<G> for JobLevel<G> {
     }
 
     fn set_memory(&mut self, bytes: usize) {
-        // The budget is the whole solve's: each worker gets its share.
-        let per = bytes / self.opts.workers.max(1);
-        self.transport.set_memory(per.max(1 << 20));
+        // The budget is the whole solve's: the transport divides it among its workers (or
+        // gives it to the table they share).
+        self.transport.set_memory(bytes);
     }
 }
 

@@ -19,10 +19,14 @@ use crate::game::{Color, Move};
 use crate::search::solver::{SolveEvent, SolveResult, Solver, SolverGame};
 use crate::search::Limits;
 
-/// Makes worker `index`'s solver with a table budget of `memory` bytes (`None`: it cannot,
-/// and the worker is lost).
+/// Makes worker `index`'s solver (`None`: it cannot, and the worker is lost). `memory` is
+/// the table budget of all workers together; with `share` the solver may keep its tables in
+/// one shared by all workers (a [`crate::search::solver::tt::TableGroup`], which then has
+/// the whole budget), otherwise it takes its part of the budget for tables of its own.
+/// The deterministic mode's jobs ([`Job::fresh`]) are run with `share` off, so that no other
+/// worker's timing can change their answers.
 pub type WorkerFactory<G> =
-    Arc<dyn Fn(usize, usize) -> Option<Box<dyn Solver<G>>> + Send + Sync>;
+    Arc<dyn Fn(usize, usize, bool) -> Option<Box<dyn Solver<G>>> + Send + Sync>;
 
 enum Msg<G> {
     Job {
@@ -57,7 +61,7 @@ pub struct ThreadTransport<G: SolverGame> {
 
 impl<G: SolverGame> ThreadTransport<G> {
     /// Starts `workers` threads whose solvers `factory` makes (lazily, at the first job),
-    /// each with `memory` bytes of tables.
+    /// with `memory` bytes of tables for all of them together.
     pub fn new(workers: usize, memory: usize, factory: WorkerFactory<G>) -> ThreadTransport<G> {
         let (etx, erx) = channel::unbounded();
         let mut senders = Vec::new();
@@ -287,6 +291,8 @@ fn worker_loop<G: SolverGame>(
     mut memory: usize,
 ) {
     let mut solver: Option<Box<dyn Solver<G>>> = None;
+    // Whether `solver` was made to share its tables.
+    let mut shared = false;
     while let Ok(msg) = rx.recv() {
         match msg {
             Msg::Quit => return,
@@ -305,10 +311,10 @@ fn worker_loop<G: SolverGame>(
                 }
             }
             Msg::Memory(b) => {
+                // A new budget: the next job makes the solver again (its tables would be
+                // emptied by the change anyway), with its part of it.
                 memory = b;
-                if let Some(s) = solver.as_mut() {
-                    s.set_memory(b);
-                }
+                solver = None;
             }
             Msg::Job {
                 root,
@@ -316,12 +322,14 @@ fn worker_loop<G: SolverGame>(
                 job,
                 stop,
             } => {
-                if job.fresh {
-                    // Deterministic mode: nothing from earlier jobs may change this answer.
+                if job.fresh || shared == job.fresh {
+                    // Deterministic mode: nothing from earlier jobs, nor the other workers,
+                    // may change this answer. (And a solver made for the other mode goes.)
                     solver = None;
                 }
                 if solver.is_none() {
-                    solver = catch_unwind(AssertUnwindSafe(|| factory(index, memory)))
+                    shared = !job.fresh;
+                    solver = catch_unwind(AssertUnwindSafe(|| factory(index, memory, shared)))
                         .ok()
                         .flatten();
                 }

@@ -176,7 +176,7 @@ impl<G: SolverGame> Dfpn<G> {
         heuristic: Option<Box<dyn Heuristic<G>>>,
     ) -> Self {
         let know = KnowledgeState::new(common.knowledge.clone());
-        let tt = Tt::lazy(common.tt_bytes());
+        let tt = Tt::lazy_in(common.tt_bytes(), common.table_group.clone());
         let own_heuristic = heuristic
             .as_ref()
             .is_none_or(|h| h.name() == G::default_heuristic(&common).name());
@@ -596,7 +596,7 @@ impl<G: SolverGame> Dfpn<G> {
             return;
         }
         ctx.last_report = Instant::now();
-        let e = self.tt.get(ctx.root_key).copied();
+        let e = self.tt.get(ctx.root_key);
         (ctx.on_event)(&SolveEvent::Progress {
             nodes: ctx.budget.nodes,
             elapsed: ctx.budget.elapsed(),
@@ -793,7 +793,7 @@ impl<G: SolverGame> Solver<G> for Dfpn<G> {
 
     fn set_memory(&mut self, bytes: usize) {
         self.common.memory_bytes = bytes;
-        self.tt = Tt::lazy(self.common.tt_bytes());
+        self.tt = Tt::lazy_in(self.common.tt_bytes(), self.common.table_group.clone());
         self.last = None;
     }
 }
@@ -829,7 +829,7 @@ impl<'a, 'b, G: SolverGame> DfpnOracle<'a, 'b, G> {
         let mut moves = Vec::new();
         g.legal_moves(&mut moves);
         // The node's own entry may carry the move (e.g. found by knowledge).
-        let own = self.dfpn.tt.get(self.dfpn.key(g, prover, hist)).copied();
+        let own = self.dfpn.tt.get(self.dfpn.key(g, prover, hist));
         if let Some(e) = own {
             let solved = if result == SolveResult::Win {
                 e.proven()

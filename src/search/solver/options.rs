@@ -10,6 +10,7 @@ use super::ews::EwsOptions;
 use super::gpn::GpnOptions;
 use super::mcts::MctsOptions;
 use super::ppn::PpnOptions;
+use super::tt::TableGroup;
 use super::{GhiMode, HeuristicKind, Knowledge, SolverError};
 
 /// What every solver reads. `Default` gives the PCN reference settings.
@@ -36,6 +37,10 @@ pub struct CommonOptions {
     pub proof_search_nodes: u64,
     /// Largest proof tree [`super::Solver::proof_tree`] builds (nodes); larger gives `None`.
     pub proof_max_nodes: usize,
+    /// A transposition table shared with other solvers of this process (the job-level
+    /// workers): the DFPN solvers use it, with [`CommonOptions::memory_bytes`] as the whole
+    /// group's budget; the others keep tables of their own. `None`: a table of its own.
+    pub table_group: Option<TableGroup>,
 }
 
 impl Default for CommonOptions {
@@ -50,6 +55,7 @@ impl Default for CommonOptions {
             playout_plies: 400,
             proof_search_nodes: 2_000_000,
             proof_max_nodes: 5_000_000,
+            table_group: None,
         }
     }
 }

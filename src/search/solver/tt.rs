@@ -8,6 +8,9 @@
 //! The table keys ([`key`], [`history_key`]) and the solved status the tree solvers keep
 //! per node ([`UNKNOWN`], [`WIN`], [`LOSS`]) are declared here once for every solver.
 
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
 use super::SolverGame;
 use crate::game::{Color, Move};
 
@@ -67,7 +70,7 @@ const STORE_MAX: u64 = u32::MAX as u64 - 1;
 /// No move.
 pub const NO_MOVE: Move = Move::MAX;
 
-/// One table entry (24 bytes).
+/// One table entry as the solvers see it (stored in three 64-bit words, 24 bytes).
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
 pub struct Entry {
     /// Full key (0 = empty slot; a real key of 0 is stored as 1).
@@ -78,7 +81,7 @@ pub struct Entry {
     pub effort: u32,
     /// Best move found (the proving move when proven), or [`NO_MOVE`].
     pub best: Move,
-    /// Unused padding kept for alignment (generation counter later).
+    /// Unused (generation counter later).
     pub spare: u16,
 }
 
@@ -103,6 +106,16 @@ impl Entry {
     pub fn disproven(&self) -> bool {
         self.dn == 0
     }
+
+    #[inline]
+    fn numbers_word(&self) -> u64 {
+        ((self.pn as u64) << 32) | self.dn as u64
+    }
+
+    #[inline]
+    fn rest_word(&self) -> u64 {
+        ((self.effort as u64) << 32) | ((self.best as u64) << 16) | self.spare as u64
+    }
 }
 
 #[inline]
@@ -124,29 +137,148 @@ fn unstore(v: u32) -> u64 {
 }
 
 const WAYS: usize = 4;
+/// Words per entry: the key mixed with the other two, the numbers, effort/move/spare.
+const WORDS: usize = 3;
 
-/// The transposition table.
-pub struct Tt {
-    slots: Vec<Entry>,
-    mask: usize,
-    used: usize,
-    /// A lazy table's budget (bytes), until [`Tt::ensure`] allocates it.
-    pending: Option<usize>,
+/// The slots of a table, which several solvers may share ([`TableGroup`]).
+///
+/// Each entry is three words written without a lock; the first holds the key exclusive-ored
+/// with the other two, so an entry torn by two threads writing it at once reads back with a
+/// key that matches nothing (a miss), never as another position's numbers. One thread alone
+/// always reads back what it wrote, so a solver that does not share its table behaves, node
+/// for node, as with a plain array.
+struct Slots {
+    words: Box<[AtomicU64]>,
+    /// Entries in use (counted when an empty slot is taken).
+    used: AtomicUsize,
+    /// The budget in bytes these slots were made for.
+    budget: usize,
 }
 
-impl Tt {
-    /// A table of at most `bytes` bytes (at least one bucket), rounded down to a power of two.
-    pub fn new(bytes: usize) -> Tt {
+impl Slots {
+    fn new(bytes: usize) -> Slots {
         let per = std::mem::size_of::<Entry>() * WAYS;
         let mut buckets = 1usize;
         while buckets * 2 * per <= bytes.max(per) {
             buckets *= 2;
         }
+        Slots {
+            words: (0..buckets * WAYS * WORDS).map(|_| AtomicU64::new(0)).collect(),
+            used: AtomicUsize::new(0),
+            budget: bytes,
+        }
+    }
+
+    fn entries(&self) -> usize {
+        self.words.len() / WORDS
+    }
+
+    #[inline]
+    fn read(&self, i: usize) -> Entry {
+        let w = &self.words[i * WORDS..i * WORDS + WORDS];
+        let (a, n, r) = (
+            w[0].load(Ordering::Relaxed),
+            w[1].load(Ordering::Relaxed),
+            w[2].load(Ordering::Relaxed),
+        );
+        Entry {
+            key: a ^ n ^ r,
+            pn: (n >> 32) as u32,
+            dn: n as u32,
+            effort: (r >> 32) as u32,
+            best: (r >> 16) as Move,
+            spare: r as u16,
+        }
+    }
+
+    #[inline]
+    fn write(&self, i: usize, e: &Entry) {
+        let w = &self.words[i * WORDS..i * WORDS + WORDS];
+        let (n, r) = (e.numbers_word(), e.rest_word());
+        w[1].store(n, Ordering::Relaxed);
+        w[2].store(r, Ordering::Relaxed);
+        w[0].store(e.key ^ n ^ r, Ordering::Relaxed);
+    }
+
+    fn clear(&self) {
+        for w in self.words.iter() {
+            w.store(0, Ordering::Relaxed);
+        }
+        self.used.store(0, Ordering::Relaxed);
+    }
+}
+
+/// A transposition table that several solvers in one process share: the job-level workers
+/// (threads) each hold a [`Tt`] made with the same group, so a position one of them has
+/// proven, or searched, is known to all. Its memory is one budget for the whole group.
+/// Sharing is sound because every key includes the prover and, where the game's results
+/// depend on it, the history (a result is never read for a position reached another way).
+#[derive(Clone, Default)]
+pub struct TableGroup(Arc<Mutex<Option<Arc<Slots>>>>);
+
+impl TableGroup {
+    /// A new group with no table yet (the first member to search allocates it).
+    pub fn new() -> TableGroup {
+        TableGroup::default()
+    }
+
+    /// The group's slots: for a new budget `bytes`, the current ones if they were made for
+    /// it, else new ones that replace them (the other members move over at their next
+    /// search); with no new budget, the current ones, or new ones of `fallback` bytes if the
+    /// group has none yet.
+    fn slots(&self, bytes: Option<usize>, fallback: usize) -> Arc<Slots> {
+        let mut cur = match self.0.lock() {
+            Ok(g) => g,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        match (cur.as_ref(), bytes) {
+            (Some(s), None) => s.clone(),
+            (Some(s), Some(b)) if s.budget == b => s.clone(),
+            _ => {
+                // Let go of the old table before making the new one (memory budget).
+                *cur = None;
+                let s = Arc::new(Slots::new(bytes.unwrap_or(fallback)));
+                *cur = Some(s.clone());
+                s
+            }
+        }
+    }
+}
+
+impl std::fmt::Debug for TableGroup {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "TableGroup({:p})", Arc::as_ptr(&self.0))
+    }
+}
+
+impl PartialEq for TableGroup {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+/// The transposition table.
+pub struct Tt {
+    slots: Arc<Slots>,
+    mask: usize,
+    /// A lazy table's budget (bytes), until [`Tt::ensure`] allocates it.
+    pending: Option<usize>,
+    /// The group whose table this one is, if shared.
+    group: Option<TableGroup>,
+}
+
+impl Tt {
+    /// A table of at most `bytes` bytes (at least one bucket), rounded down to a power of two.
+    pub fn new(bytes: usize) -> Tt {
+        Tt::from_slots(Arc::new(Slots::new(bytes)))
+    }
+
+    fn from_slots(slots: Arc<Slots>) -> Tt {
         Tt {
-            slots: vec![Entry::default(); buckets * WAYS],
-            mask: buckets - 1,
-            used: 0,
+            mask: slots.entries() / WAYS - 1,
+            slots,
             pending: None,
+            group: None,
         }
     }
 
@@ -161,33 +293,56 @@ impl Tt {
         }
     }
 
-    /// Allocates the budget of a [`Tt::lazy`] table if it has not been yet (a search calls it
-    /// first; a table made by [`Tt::new`] is left as it is).
+    /// A lazy table (see [`Tt::lazy`]) that is `group`'s shared table when given: `bytes` is
+    /// then the whole group's budget.
+    pub fn lazy_in(bytes: usize, group: Option<TableGroup>) -> Tt {
+        Tt {
+            group,
+            ..Tt::lazy(bytes)
+        }
+    }
+
+    /// Allocates the budget of a [`Tt::lazy`] table if it has not been yet, and moves a
+    /// shared table over to its group's current slots (a search calls it first; a table made
+    /// by [`Tt::new`] is left as it is).
     pub fn ensure(&mut self) {
-        if let Some(bytes) = self.pending.take() {
+        let budget = self.pending.take();
+        if let Some(group) = &self.group {
+            let s = group.slots(budget, self.slots.budget);
+            if !Arc::ptr_eq(&s, &self.slots) {
+                *self = Tt {
+                    group: self.group.take(),
+                    ..Tt::from_slots(s)
+                };
+            }
+        } else if let Some(bytes) = budget {
             *self = Tt::new(bytes);
         }
     }
 
-    /// Forgets everything.
+    /// Forgets everything (for every member of a group).
     pub fn clear(&mut self) {
-        self.slots.fill(Entry::default());
-        self.used = 0;
+        self.slots.clear();
     }
 
     /// Entries in use.
     pub fn used(&self) -> usize {
-        self.used
+        self.slots.used.load(Ordering::Relaxed)
     }
 
     /// Capacity in entries.
     pub fn capacity(&self) -> usize {
-        self.slots.len()
+        self.slots.entries()
     }
 
     /// Memory in bytes.
     pub fn bytes(&self) -> usize {
-        self.slots.len() * std::mem::size_of::<Entry>()
+        self.slots.entries() * std::mem::size_of::<Entry>()
+    }
+
+    /// Whether this table is shared with other solvers ([`TableGroup`]).
+    pub fn shared(&self) -> bool {
+        self.group.is_some()
     }
 
     #[inline]
@@ -207,10 +362,12 @@ impl Tt {
 
     /// The entry for `key`, if present.
     #[inline]
-    pub fn get(&self, key: u64) -> Option<&Entry> {
+    pub fn get(&self, key: u64) -> Option<Entry> {
         let key = Self::fix(key);
         let b = self.bucket(key);
-        self.slots[b..b + WAYS].iter().find(|e| e.key == key)
+        (b..b + WAYS)
+            .map(|i| self.slots.read(i))
+            .find(|e| e.key == key)
     }
 
     /// Stores numbers for `key`: overwrites its entry, else takes an empty slot, else
@@ -219,18 +376,21 @@ impl Tt {
     pub fn put(&mut self, key: u64, pn: u64, dn: u64, effort: u64, best: Move) {
         let key = Self::fix(key);
         let b = self.bucket(key);
-        let bucket = &mut self.slots[b..b + WAYS];
         let mut victim = 0;
         let mut victim_value = u64::MAX;
-        for (i, e) in bucket.iter().enumerate() {
+        let mut old = Entry::default();
+        for i in 0..WAYS {
+            let e = self.slots.read(b + i);
             if e.key == key {
                 victim = i;
+                old = e;
                 break;
             }
             if e.key == 0 {
                 if victim_value > 0 {
                     victim = i;
                     victim_value = 0;
+                    old = e;
                 }
                 continue;
             }
@@ -238,25 +398,24 @@ impl Tt {
             if v < victim_value {
                 victim = i;
                 victim_value = v;
+                old = e;
             }
         }
-        let e = &mut bucket[victim];
-        let (old_effort, new) = if e.key == key {
-            (e.effort as u64, false)
-        } else {
-            (0, e.key == 0)
-        };
-        if new {
-            self.used += 1;
+        let old_effort = if old.key == key { old.effort as u64 } else { 0 };
+        if old.key == 0 {
+            self.slots.used.fetch_add(1, Ordering::Relaxed);
         }
-        *e = Entry {
-            key,
-            pn: store(pn),
-            dn: store(dn),
-            effort: (old_effort + effort).min(u32::MAX as u64) as u32,
-            best,
-            spare: 0,
-        };
+        self.slots.write(
+            b + victim,
+            &Entry {
+                key,
+                pn: store(pn),
+                dn: store(dn),
+                effort: (old_effort + effort).min(u32::MAX as u64) as u32,
+                best,
+                spare: 0,
+            },
+        );
     }
 }
 
@@ -269,10 +428,10 @@ mod tests {
         let mut t = Tt::new(4 * 24);
         assert_eq!(t.capacity(), 4);
         t.put(5, 3, 4, 10, 7);
-        let e = *t.get(5).unwrap();
+        let e = t.get(5).unwrap();
         assert_eq!((e.pn(), e.dn(), e.effort, e.best), (3, 4, 10, 7));
         t.put(5, 0, INF, 5, 8);
-        let e = *t.get(5).unwrap();
+        let e = t.get(5).unwrap();
         assert!(e.proven() && e.dn() == INF && e.effort == 15);
         for k in 6..9 {
             t.put(k, 1, 1, k, NO_MOVE);
@@ -283,5 +442,65 @@ mod tests {
         assert!(t.get(6).is_none());
         assert!(t.get(5).is_some() && t.get(100).is_some());
         assert_eq!(t.used(), 4);
+    }
+
+    #[test]
+    fn a_group_shares_one_table() {
+        let g = TableGroup::new();
+        let mut a = Tt::lazy_in(1 << 16, Some(g.clone()));
+        let mut b = Tt::lazy_in(1 << 16, Some(g.clone()));
+        a.ensure();
+        b.ensure();
+        assert!(a.shared() && b.shared());
+        a.put(42, 0, INF, 3, 9);
+        let e = b.get(42).expect("b sees a's entry");
+        assert!(e.proven() && e.best == 9);
+        assert_eq!(b.used(), 1);
+        // A new budget: the member that asks first gets new slots, the other moves over at
+        // its next search.
+        let mut c = Tt::lazy_in(1 << 17, Some(g.clone()));
+        c.ensure();
+        assert!(c.get(42).is_none());
+        assert_eq!((a.capacity(), c.capacity()), (2048, 4096));
+        b.ensure();
+        assert_eq!(b.capacity(), 4096);
+        c.put(7, 1, 2, 1, NO_MOVE);
+        assert!(b.get(7).is_some());
+        // A table outside the group stays apart.
+        let mut own = Tt::lazy(1 << 16);
+        own.ensure();
+        assert!(own.get(7).is_none() && !own.shared());
+    }
+
+    /// Two threads writing the same buckets at once: whatever a reader finds for a key holds
+    /// that key's numbers (a torn entry is a miss, never another position's numbers).
+    #[test]
+    fn concurrent_writers_never_mix_entries() {
+        let g = TableGroup::new();
+        let mut t0 = Tt::lazy_in(4 * 24 * 4, Some(g.clone()));
+        t0.ensure();
+        let handles: Vec<_> = (0..2u64)
+            .map(|w| {
+                let g = g.clone();
+                std::thread::spawn(move || {
+                    let mut t = Tt::lazy_in(4 * 24 * 4, Some(g));
+                    t.ensure();
+                    let mut seen = 0u64;
+                    for i in 0..200_000u64 {
+                        let key = 1 + (i * 7 + w * 3) % 64;
+                        // Numbers derived from the key: a mixed entry would not match.
+                        t.put(key, key * 3, key * 5, 1, key as Move);
+                        if let Some(e) = t.get(1 + (i * 13) % 64) {
+                            assert_eq!((e.pn(), e.dn(), e.best as u64), (e.key * 3, e.key * 5, e.key));
+                            seen += 1;
+                        }
+                    }
+                    seen
+                })
+            })
+            .collect();
+        for h in handles {
+            assert!(h.join().expect("writer thread") > 0);
+        }
     }
 }
