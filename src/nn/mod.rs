@@ -198,7 +198,14 @@ pub mod shipped;
 /// kernels where the GPU allows), `cuda-im2col` the same precision on the im2col + cuBLAS
 /// path (the fallback, for comparison), `cuda-fp32` strict fp32; all need a build with the
 /// `cuda` feature.
-pub const BACKENDS: &[&str] = &["auto", "cpu", "cuda", "cuda-fp16", "cuda-im2col", "cuda-fp32"];
+pub const BACKENDS: &[&str] = &[
+    "auto",
+    "cpu",
+    "cuda",
+    "cuda-fp16",
+    "cuda-im2col",
+    "cuda-fp32",
+];
 
 /// Opens the model at `path` on the backend called `backend` with `threads` compute
 /// threads (CPU). `auto` (or empty) takes the CUDA backend when it is compiled in and a GPU

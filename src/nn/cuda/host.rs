@@ -615,8 +615,8 @@ mod tests {
                                 if row > rows - 1 {
                                     row = rows - 1;
                                 }
-                                pt[lane as usize][r as usize] = (row / area) * harea
-                                    + mma::halo_pixel(row % area, i(tap), n);
+                                pt[lane as usize][r as usize] =
+                                    (row / area) * harea + mma::halo_pixel(row % area, i(tap), n);
                             }
                         }
                     }
@@ -712,7 +712,8 @@ mod tests {
                                     Dst::Global(o) => {
                                         let board = i(blk * t.bpb) + bb;
                                         if board < i(rows) {
-                                            let off = mma::act_off(board, p, col, area, fp) as usize;
+                                            let off =
+                                                mma::act_off(board, p, col, area, fp) as usize;
                                             o[off] = v0;
                                             o[off + 1] = v1;
                                         }
@@ -880,13 +881,19 @@ mod tests {
             let a = plan.actions;
             let diff = |got: &[f32], want: &[f32]| {
                 assert_eq!(got.len(), want.len());
-                got.iter().zip(want).map(|(x, y)| (x - y).abs()).fold(0f32, |m, d| {
-                    if d.is_nan() {
-                        f32::INFINITY
-                    } else {
-                        m.max(d)
-                    }
-                })
+                got.iter()
+                    .zip(want)
+                    .map(|(x, y)| (x - y).abs())
+                    .fold(
+                        0f32,
+                        |m, d| {
+                            if d.is_nan() {
+                                f32::INFINITY
+                            } else {
+                                m.max(d)
+                            }
+                        },
+                    )
             };
             for round in [false, true] {
                 let bucket = bucket_for(rows);
@@ -896,11 +903,8 @@ mod tests {
                 let dg = diff(&out[..rows * a], &golden_policy[..rows * a]);
                 let dv = match model.info.kind {
                     NetKind::AlphaZero => diff(&out[off1..off1 + rows], &want.value),
-                    NetKind::Pcn { bins } => diff(
-                        &out[off1..off1 + rows * bins],
-                        &want.black_v,
-                    )
-                    .max(diff(&out[off2..off2 + rows * bins], &want.white_v)),
+                    NetKind::Pcn { bins } => diff(&out[off1..off1 + rows * bins], &want.black_v)
+                        .max(diff(&out[off2..off2 + rows * bins], &want.white_v)),
                 };
                 println!(
                     "mma emulation {name} (bpb {}, {} rows, fp16 {round}): policy {dp:.2e} \
@@ -908,7 +912,10 @@ mod tests {
                     t.bpb, rows
                 );
                 let tol = if round { 0.5 } else { 1e-3 };
-                assert!(dp < tol && dv < tol && dg < tol, "{name} fp16 {round}: {dp} {dv} {dg}");
+                assert!(
+                    dp < tol && dv < tol && dg < tol,
+                    "{name} fp16 {round}: {dp} {dv} {dg}"
+                );
             }
             checked += 1;
         }

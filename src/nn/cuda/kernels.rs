@@ -256,9 +256,10 @@ mod tests {
                     options: mma_nvrtc_options(major, minor),
                     ..Default::default()
                 };
-                let ptx = cudarc::nvrtc::compile_ptx_with_opts(t.source(), opts).unwrap_or_else(
-                    |e| panic!("mma compute_{major}{minor} {}x{}: {e:?}", t.n, t.n),
-                );
+                let ptx =
+                    cudarc::nvrtc::compile_ptx_with_opts(t.source(), opts).unwrap_or_else(|e| {
+                        panic!("mma compute_{major}{minor} {}x{}: {e:?}", t.n, t.n)
+                    });
                 let text = ptx.to_src();
                 for k in super::super::mma::KERNEL_NAMES {
                     assert!(

@@ -607,8 +607,16 @@ mod tests {
         for lane in 0..32 {
             for e in 0..8 {
                 let (r, c) = hw::a(lane, e);
-                assert_eq!(frag_a_row(lane as i32, e as i32), r as i32, "A row {lane} {e}");
-                assert_eq!(frag_a_col(lane as i32, e as i32), c as i32, "A col {lane} {e}");
+                assert_eq!(
+                    frag_a_row(lane as i32, e as i32),
+                    r as i32,
+                    "A row {lane} {e}"
+                );
+                assert_eq!(
+                    frag_a_col(lane as i32, e as i32),
+                    c as i32,
+                    "A col {lane} {e}"
+                );
             }
             for e in 0..4 {
                 let (k, n) = hw::b(lane, e);
@@ -667,7 +675,11 @@ mod tests {
         assert!(Tiling::new(&Plan::new(&gm, 5, 256, 256)).is_none());
         let src = t.source();
         for k in KERNEL_NAMES {
-            assert_eq!(src.matches(&format!("void __launch_bounds__(THREADS) {k}(")).count(), 1);
+            assert_eq!(
+                src.matches(&format!("void __launch_bounds__(THREADS) {k}("))
+                    .count(),
+                1
+            );
         }
         assert!(!src.contains("#include"));
         // The shared formulas are in the source verbatim.

@@ -532,7 +532,12 @@ impl CudaBackend {
         stream: &CudaStream,
         args: &mut [KArg],
     ) -> Result<(), CudaError> {
-        self.launch_cfg(f, (kernels::grid_for(total), kernels::BLOCK, 0), stream, args)
+        self.launch_cfg(
+            f,
+            (kernels::grid_for(total), kernels::BLOCK, 0),
+            stream,
+            args,
+        )
     }
 
     /// Launches `f` with `(grid, block, dynamic shared bytes)`.
@@ -1001,12 +1006,11 @@ fn compile_mma(
         options: kernels::mma_nvrtc_options(major, minor),
         ..Default::default()
     };
-    let ptx = cudarc::nvrtc::compile_ptx_with_opts(t.source(), opts).map_err(|e| {
-        CudaError::Compile {
+    let ptx =
+        cudarc::nvrtc::compile_ptx_with_opts(t.source(), opts).map_err(|e| CudaError::Compile {
             arch: format!("{major}{minor}"),
             log: format!("{e:?}"),
-        }
-    })?;
+        })?;
     let module = ctx
         .load_module(ptx)
         .map_err(drv_err("module load (PTX newer than the driver?)"))?;

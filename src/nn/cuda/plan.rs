@@ -415,11 +415,27 @@ impl Plan {
                 act,
             });
         };
-        fc(&mut ops, 0, 2 * area, self.actions, (Buf::Feat, 0), (Buf::Out, 0), 0);
+        fc(
+            &mut ops,
+            0,
+            2 * area,
+            self.actions,
+            (Buf::Feat, 0),
+            (Buf::Out, 0),
+            0,
+        );
         if self.alphazero {
             let x = (Buf::Feat, rows * 2 * area);
             fc(&mut ops, 1, area, self.hidden, x, (Buf::Hidden, 0), 1);
-            fc(&mut ops, 2, self.hidden, 1, (Buf::Hidden, 0), (Buf::Out, off1), 2);
+            fc(
+                &mut ops,
+                2,
+                self.hidden,
+                1,
+                (Buf::Hidden, 0),
+                (Buf::Out, off1),
+                2,
+            );
         } else {
             let xb = (Buf::Feat, rows * 2 * area);
             let xw = (Buf::Feat, rows * 4 * area);
