@@ -175,23 +175,20 @@ pub fn run(args: NnBenchArgs, threads: usize) -> i32 {
         };
         let n = model.info.board_size;
         return match model.info.game {
-            crate::nn::NetGame::KillallGo => {
-                match crate::game::killallgo::Variant::from_size(n) {
-                    Some(v) => agree(
-                        &crate::game::killallgo::KillallGo::new(v),
-                        &*be,
-                        &*reference,
-                        &args,
-                    ),
-                    None => {
-                        eprintln!("nnbench: no Killall-Go variant of size {n}");
-                        3
-                    }
+            crate::nn::NetGame::KillallGo => match crate::game::killallgo::Variant::from_size(n) {
+                Some(v) => agree(
+                    &crate::game::killallgo::KillallGo::new(v),
+                    &*be,
+                    &*reference,
+                    &args,
+                ),
+                None => {
+                    eprintln!("nnbench: no Killall-Go variant of size {n}");
+                    3
                 }
-            }
+            },
             crate::nn::NetGame::Gomoku => {
-                match crate::game::gomoku::Gomoku::new(n, n, crate::game::gomoku::Rule::Freestyle)
-                {
+                match crate::game::gomoku::Gomoku::new(n, n, crate::game::gomoku::Rule::Freestyle) {
                     Ok(g) => agree(&g, &*be, &*reference, &args),
                     Err(e) => {
                         eprintln!("nnbench: {e}");
@@ -321,7 +318,10 @@ fn agree<G: crate::game::Game>(
             if moves.is_empty() || total >= args.positions {
                 continue;
             }
-            let (pg, pw) = (&got.policy[i * a..(i + 1) * a], &want.policy[i * a..(i + 1) * a]);
+            let (pg, pw) = (
+                &got.policy[i * a..(i + 1) * a],
+                &want.policy[i * a..(i + 1) * a],
+            );
             let (mg, _) = best(pg, &moves);
             let (mw, lw) = best(pw, &moves);
             total += 1;
@@ -331,7 +331,10 @@ fn agree<G: crate::game::Game>(
                 near_ties += 1;
             }
             // The next move: drawn from the reference's softmax over the legal moves.
-            let z: Vec<f64> = moves.iter().map(|&m| f64::from(pw[m as usize] - lw).exp()).collect();
+            let z: Vec<f64> = moves
+                .iter()
+                .map(|&m| f64::from(pw[m as usize] - lw).exp())
+                .collect();
             let mut u = rng.unit() * z.iter().sum::<f64>();
             let mut pick = moves[moves.len() - 1];
             for (&m, &w) in moves.iter().zip(&z) {
