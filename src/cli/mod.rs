@@ -71,7 +71,8 @@ pub struct GlobalOpts {
     #[arg(long, global = true, default_value_t = 1, value_parser = clap::value_parser!(u8).range(1..=8))]
     pub symmetries: u8,
     /// Network backend: `auto` (the GPU when compiled in and usable, else the CPU), `cpu`,
-    /// `cuda` (fp16) or `cuda-fp32` (see docs/gpu.md).
+    /// `cuda` (fp16), `cuda-im2col` (fp16 on the im2col fallback) or `cuda-fp32` (see
+    /// docs/gpu.md).
     #[arg(long, global = true, default_value = "auto")]
     pub backend: String,
 }

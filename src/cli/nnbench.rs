@@ -49,6 +49,17 @@ pub struct NnBenchArgs {
     /// `--golden`: the largest accepted difference on logits (and on the α0 value).
     #[arg(long, default_value_t = 1e-4)]
     pub tol: f64,
+    /// Instead of timing, the top-1 move agreement with this reference backend (e.g.
+    /// `cuda-fp32`) on `--positions` positions of games played by sampling the reference's
+    /// policy: exit 1 below `--min-agree`.
+    #[arg(long)]
+    pub agree: Option<String>,
+    /// `--agree`: positions compared.
+    #[arg(long, default_value_t = 10_000)]
+    pub positions: usize,
+    /// `--agree`: the smallest accepted fraction of positions with the same top-1 legal move.
+    #[arg(long, default_value_t = 0.99)]
+    pub min_agree: f64,
 }
 
 fn parse_algo(s: &str, n: usize) -> Option<ConvAlgo> {
@@ -154,6 +165,39 @@ pub fn run(args: NnBenchArgs, threads: usize) -> i32 {
     if args.golden {
         return golden(&args.net, &model, &*be, args.tol);
     }
+    if let Some(r) = &args.agree {
+        let reference = match crate::nn::open(&args.net.to_string_lossy(), r, threads) {
+            Ok(e) => e,
+            Err(e) => {
+                eprintln!("nnbench: reference backend: {e}");
+                return 3;
+            }
+        };
+        let n = model.info.board_size;
+        return match model.info.game {
+            crate::nn::NetGame::KillallGo => match crate::game::killallgo::Variant::from_size(n) {
+                Some(v) => agree(
+                    &crate::game::killallgo::KillallGo::new(v),
+                    &*be,
+                    &*reference,
+                    &args,
+                ),
+                None => {
+                    eprintln!("nnbench: no Killall-Go variant of size {n}");
+                    3
+                }
+            },
+            crate::nn::NetGame::Gomoku => {
+                match crate::game::gomoku::Gomoku::new(n, n, crate::game::gomoku::Rule::Freestyle) {
+                    Ok(g) => agree(&g, &*be, &*reference, &args),
+                    Err(e) => {
+                        eprintln!("nnbench: {e}");
+                        3
+                    }
+                }
+            }
+        };
+    }
     let len = model.info.input_len();
     let mut rng = Rng::new(0);
     let mut out = NetOutput::default();
@@ -217,6 +261,105 @@ fn max_diff(a: &[f32], b: &[f32]) -> f64 {
             0.0,
             |m, d| if d.is_nan() { f64::INFINITY } else { m.max(d) },
         )
+}
+
+/// `--agree`: plays games from `start` in lockstep (256 at a time), each move drawn from the
+/// reference's policy over the legal moves (softmax of the logits, so the positions are
+/// varied and typical of the network's own play), and counts the positions where `be` and
+/// `reference` pick the same legal move with the highest logit. Near ties (the reference's
+/// two best logits within 0.01) are reported apart: fp16 rounding may flip them. Returns
+/// the exit code.
+fn agree<G: crate::game::Game>(
+    start: &G,
+    be: &dyn Evaluator,
+    reference: &dyn Evaluator,
+    args: &NnBenchArgs,
+) -> i32 {
+    const LANES: usize = 256;
+    let info = be.info();
+    let len = info.input_len();
+    let a = info.actions;
+    if start.input_planes() * start.width() * start.height() != len || start.num_actions() != a {
+        eprintln!("nnbench: the model's input does not match the game");
+        return 3;
+    }
+    let mut rng = Rng::new(1);
+    let mut games: Vec<G> = vec![start.clone(); LANES];
+    let mut input = vec![0f32; LANES * len];
+    let (mut got, mut want) = (NetOutput::default(), NetOutput::default());
+    let mut moves = Vec::new();
+    let (mut total, mut same, mut near_ties) = (0usize, 0usize, 0usize);
+    let best = |logits: &[f32], moves: &[crate::game::Move]| {
+        let mut b = (moves[0], f32::NEG_INFINITY);
+        for &m in moves {
+            if logits[m as usize] > b.1 {
+                b = (m, logits[m as usize]);
+            }
+        }
+        b
+    };
+    while total < args.positions {
+        for (g, row) in games.iter_mut().zip(input.chunks_exact_mut(len)) {
+            g.legal_moves(&mut moves);
+            if g.outcome().is_some() || moves.is_empty() || g.ply() > 150 {
+                *g = start.clone();
+            }
+            g.encode_input(row);
+        }
+        if let Err(e) = be
+            .evaluate(&input, LANES, &mut got)
+            .and_then(|_| reference.evaluate(&input, LANES, &mut want))
+        {
+            eprintln!("nnbench: {e}");
+            return 3;
+        }
+        for (i, g) in games.iter_mut().enumerate() {
+            g.legal_moves(&mut moves);
+            if moves.is_empty() || total >= args.positions {
+                continue;
+            }
+            let (pg, pw) = (
+                &got.policy[i * a..(i + 1) * a],
+                &want.policy[i * a..(i + 1) * a],
+            );
+            let (mg, _) = best(pg, &moves);
+            let (mw, lw) = best(pw, &moves);
+            total += 1;
+            if mg == mw {
+                same += 1;
+            } else if lw - pw[mg as usize] < 0.01 {
+                near_ties += 1;
+            }
+            // The next move: drawn from the reference's softmax over the legal moves.
+            let z: Vec<f64> = moves
+                .iter()
+                .map(|&m| f64::from(pw[m as usize] - lw).exp())
+                .collect();
+            let mut u = rng.unit() * z.iter().sum::<f64>();
+            let mut pick = moves[moves.len() - 1];
+            for (&m, &w) in moves.iter().zip(&z) {
+                if u < w {
+                    pick = m;
+                    break;
+                }
+                u -= w;
+            }
+            g.play_unchecked(pick);
+        }
+    }
+    let frac = same as f64 / total.max(1) as f64;
+    let ok = frac >= args.min_agree;
+    println!(
+        "agree {} {} vs {}: {total} positions, top-1 agreement {:.2}% ({} differ, {near_ties} of them near ties), min {:.2}% {}",
+        info.name,
+        be.name(),
+        reference.name(),
+        100.0 * frac,
+        total - same,
+        100.0 * args.min_agree,
+        if ok { "ok" } else { "FAIL" }
+    );
+    i32::from(!ok)
 }
 
 /// `--golden`: runs the golden inputs (batch of all, and each row alone) and compares the

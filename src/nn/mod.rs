@@ -194,9 +194,18 @@ pub mod model;
 pub mod shipped;
 
 /// Backend names [`open`] accepts (`""` or `auto`: the GPU when one is usable, else the
-/// CPU). `cuda` is fp16 storage with fp32 accumulation, `cuda-fp32` strict fp32; both need
-/// a build with the `cuda` feature.
-pub const BACKENDS: &[&str] = &["auto", "cpu", "cuda", "cuda-fp16", "cuda-fp32"];
+/// CPU). `cuda` is fp16 storage with fp32 accumulation (the implicit-GEMM tensor-core
+/// kernels where the GPU allows), `cuda-im2col` the same precision on the im2col + cuBLAS
+/// path (the fallback, for comparison), `cuda-fp32` strict fp32; all need a build with the
+/// `cuda` feature.
+pub const BACKENDS: &[&str] = &[
+    "auto",
+    "cpu",
+    "cuda",
+    "cuda-fp16",
+    "cuda-im2col",
+    "cuda-fp32",
+];
 
 /// Opens the model at `path` on the backend called `backend` with `threads` compute
 /// threads (CPU). `auto` (or empty) takes the CUDA backend when it is compiled in and a GPU
@@ -209,8 +218,9 @@ pub fn open(path: &str, backend: &str, threads: usize) -> Result<Arc<dyn Evaluat
     match name.as_str() {
         "cpu" => open_cpu(path, threads),
         "" | "auto" => open_auto(path, threads),
-        "cuda" | "cuda-fp16" | "gpu" => open_cuda(path, false),
-        "cuda-fp32" => open_cuda(path, true),
+        "cuda" | "cuda-fp16" | "gpu" => open_cuda(path, false, false),
+        "cuda-im2col" => open_cuda(path, false, true),
+        "cuda-fp32" => open_cuda(path, true, false),
         other => Err(NnError::Unavailable(format!(
             "unknown backend '{}' (expected one of {})",
             other.chars().take(32).collect::<String>(),
@@ -221,7 +231,7 @@ pub fn open(path: &str, backend: &str, threads: usize) -> Result<Arc<dyn Evaluat
 
 fn open_auto(path: &str, threads: usize) -> Result<Arc<dyn Evaluator>, NnError> {
     if cfg!(feature = "cuda") {
-        match open_cuda(path, false) {
+        match open_cuda(path, false, false) {
             Ok(e) => {
                 log::info!("backend auto: using the GPU ({})", e.name());
                 return Ok(e);
@@ -237,18 +247,23 @@ fn open_auto(path: &str, threads: usize) -> Result<Arc<dyn Evaluator>, NnError> 
 }
 
 #[cfg(feature = "cuda")]
-fn open_cuda(path: &str, fp32: bool) -> Result<Arc<dyn Evaluator>, NnError> {
+fn open_cuda(path: &str, fp32: bool, im2col: bool) -> Result<Arc<dyn Evaluator>, NnError> {
     let m = model::Model::load(path)?;
     let prec = if fp32 {
         cuda::Precision::F32
     } else {
         cuda::Precision::F16
     };
-    cuda::open(&m, prec)
+    let conv = if im2col {
+        cuda::ConvPath::Im2col
+    } else {
+        cuda::ConvPath::Auto
+    };
+    cuda::open_with(&m, prec, conv)
 }
 
 #[cfg(not(feature = "cuda"))]
-fn open_cuda(path: &str, _fp32: bool) -> Result<Arc<dyn Evaluator>, NnError> {
+fn open_cuda(path: &str, _fp32: bool, _im2col: bool) -> Result<Arc<dyn Evaluator>, NnError> {
     // The model is still checked, so that a bad path reads the same on every build.
     model::Model::load(path)?;
     Err(NnError::Unavailable(

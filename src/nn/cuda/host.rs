@@ -191,18 +191,98 @@ pub(crate) fn host_weights(
     })
 }
 
+/// The weights of the implicit-GEMM path ([`super::mma`]) laid out from the im2col
+/// path's: each trunk convolution as `[9][FP][Cin padded to 16]` (tap-major, so that one
+/// tap's weights are one contiguous block streamed into shared memory; zero for padded
+/// channels) with its bias padded to FP, and the stacked head convolutions as f32
+/// `[HC][FP]` (only the used channels). The fully connected layers are unchanged.
+pub(crate) fn mma_weights(hw: &HostWeights, plan: &Plan, t: &super::mma::Tiling) -> HostWeights {
+    use super::mma::w_off;
+    let fp = t.fp;
+    let convs = hw
+        .convs
+        .iter()
+        .enumerate()
+        .map(|(i, l)| {
+            let cp = if i == 0 { t.cs } else { fp };
+            let mut w = vec![0f32; 9 * fp * cp];
+            for n in 0..l.n_out {
+                for k in 0..l.n_in {
+                    for tap in 0..9 {
+                        // The im2col layout: row n, column k·9 + tap.
+                        let o = w_off(tap as i32, n as i32, k as i32, fp as i32, cp as i32);
+                        w[o as usize] = l.w[n * l.ld + k * 9 + tap];
+                    }
+                }
+            }
+            let mut b = vec![0f32; fp];
+            b[..l.n_out].copy_from_slice(&l.b);
+            Layer {
+                w,
+                b,
+                n_in: l.n_in,
+                ld: cp,
+                n_out: fp,
+            }
+        })
+        .collect();
+    let hc = plan.head_channels_used();
+    let mut w = vec![0f32; hc * fp];
+    for c in 0..hc {
+        w[c * fp..c * fp + plan.filters]
+            .copy_from_slice(&hw.head.w[c * hw.head.ld..c * hw.head.ld + plan.filters]);
+    }
+    HostWeights {
+        convs,
+        head: Layer {
+            w,
+            b: hw.head.b[..hc].to_vec(),
+            n_in: plan.filters,
+            ld: fp,
+            n_out: hc,
+        },
+        fcs: hw
+            .fcs
+            .iter()
+            .map(|l| Layer {
+                w: l.w.clone(),
+                b: l.b.clone(),
+                n_in: l.n_in,
+                ld: l.ld,
+                n_out: l.n_out,
+            })
+            .collect(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::nn::cuda::mma::Tiling;
     use crate::nn::cuda::plan::{bucket_for, Buf, Op};
     use crate::nn::{Evaluator, NetOutput};
     use std::collections::HashMap;
 
     /// Runs `plan.forward_ops(rows)` on the CPU with the kernels' index arithmetic (the
     /// loops run over the flat index `i` as the kernels' threads do, hence the lint).
+    ///
+    /// With `mma`, the implicit-GEMM path ([`Plan::forward_ops_mma`], weights from
+    /// [`mma_weights`]) instead, every kernel emulated thread by thread and lane by lane
+    /// ([`mma_emu`]); `round` rounds what the GPU stores in fp16 (weights, shared tiles,
+    /// activations) to fp16, else everything stays f32 (to compare tightly).
     #[allow(clippy::needless_range_loop)]
-    fn emulate(plan: &Plan, w: &HostWeights, input: &[f32], rows: usize) -> Vec<f32> {
-        let s = plan.sizes(rows);
+    fn emulate(
+        plan: &Plan,
+        w: &HostWeights,
+        input: &[f32],
+        rows: usize,
+        mma: Option<&Tiling>,
+        round: bool,
+    ) -> Vec<f32> {
+        let s = match mma {
+            Some(t) => plan.sizes_mma(rows, t.fp),
+            None => plan.sizes(rows),
+        };
         let area = plan.area();
         let m = rows * area;
         let mut bufs: HashMap<Buf, Vec<f32>> = HashMap::new();
@@ -233,8 +313,55 @@ mod tests {
             bufs.insert(Buf::FcB(i), l.b.clone());
         }
         let n = plan.n;
-        for op in plan.forward_ops(rows) {
+        let ops = match mma {
+            Some(_) => plan.forward_ops_mma(rows),
+            None => plan.forward_ops(rows),
+        };
+        let r16 = |v: &[f32]| -> Vec<f32> { v.iter().map(|&x| mma_emu::r16(x, round)).collect() };
+        for op in ops {
             match op {
+                Op::MmaStem => {
+                    let t = mma.unwrap();
+                    let mut out = bufs.remove(&Buf::A).unwrap();
+                    mma_emu::stem(
+                        t,
+                        &bufs[&Buf::Input],
+                        &r16(&bufs[&Buf::ConvW(0)]),
+                        &bufs[&Buf::ConvB(0)],
+                        &mut out,
+                        rows,
+                        round,
+                    );
+                    bufs.insert(Buf::A, out);
+                }
+                Op::MmaBlock { blk, src, dst } => {
+                    let t = mma.unwrap();
+                    let mut out = bufs.remove(&dst).unwrap();
+                    let (i1, i2) = (1 + 2 * blk, 2 + 2 * blk);
+                    mma_emu::block(
+                        t,
+                        &bufs[&src],
+                        (&r16(&bufs[&Buf::ConvW(i1)]), &bufs[&Buf::ConvB(i1)]),
+                        (&r16(&bufs[&Buf::ConvW(i2)]), &bufs[&Buf::ConvB(i2)]),
+                        &mut out,
+                        rows,
+                        round,
+                    );
+                    bufs.insert(dst, out);
+                }
+                Op::MmaHeads { src } => {
+                    let t = mma.unwrap();
+                    let mut feat = bufs.remove(&Buf::Feat).unwrap();
+                    mma_emu::heads(
+                        t,
+                        &bufs[&src],
+                        &bufs[&Buf::HeadW],
+                        &bufs[&Buf::HeadB],
+                        &mut feat,
+                        rows,
+                    );
+                    bufs.insert(Buf::Feat, feat);
+                }
                 Op::ToAct { src, dst, n } => {
                     let v = bufs[&src][..n].to_vec();
                     bufs.get_mut(&dst).unwrap()[..n].copy_from_slice(&v);
@@ -291,7 +418,7 @@ mod tests {
                                 } else {
                                     av[l * a.1 + i]
                                 };
-                                acc += f64::from(ae) * f64::from(bv[j * b.1 + l]);
+                                acc += f64::from(ae) * f64::from(bv[b.1 + j * b.2 + l]);
                             }
                             cv[c.1 + j * c.2 + i] = acc as f32;
                         }
@@ -374,7 +501,7 @@ mod tests {
             let input: Vec<f32> = (0..rows * len)
                 .map(|_| if rng.below(10) < 3 { 1.0 } else { 0.0 })
                 .collect();
-            let out = emulate(&plan, &w, &input, bucket);
+            let out = emulate(&plan, &w, &input, bucket, None, false);
             let cpu = crate::nn::cpu::CpuBackend::new(&model, 1).unwrap();
             let mut want = NetOutput::default();
             cpu.evaluate(&input, rows, &mut want).unwrap();
@@ -406,5 +533,393 @@ mod tests {
             checked += 1;
         }
         println!("emulated {checked} models");
+    }
+    /// The implicit-GEMM kernels of [`super::super::mma`] run on the CPU: every loop over
+    /// threads, warps, lanes and fragment registers as the kernels run them, with the
+    /// kernels' own index formulas (the shared functions), shared memory as arrays that
+    /// start as NaN (a read of what no thread wrote shows in the outputs), and the MMA as
+    /// the hardware's fragment tables say ([`mma::hw`]).
+    mod mma_emu {
+        use crate::nn::cuda::mma::{self, hw, Tiling, THREADS, WARPS};
+
+        /// `x` rounded to the nearest fp16 (ties to even), when `round`.
+        pub fn r16(x: f32, round: bool) -> f32 {
+            if !round || !x.is_finite() {
+                return x;
+            }
+            let a = x.abs();
+            if a >= 65520.0 {
+                return f32::INFINITY.copysign(x);
+            }
+            if a < 6.103_515_6e-5 {
+                // Subnormal fp16: multiples of 2^-24.
+                let q = 5.960_464_5e-8f32;
+                return (x / q).round_ties_even() * q;
+            }
+            let b = x.to_bits();
+            let lsb = (b >> 13) & 1;
+            f32::from_bits((b + 0x0fff + lsb) & !0x1fff)
+        }
+
+        fn i(x: usize) -> i32 {
+            x as i32
+        }
+
+        /// Accumulators of one block: `[warp][tile][n tile]`, each 32 lanes × 4.
+        type Acc = Vec<[[f32; 4]; 32]>;
+
+        fn acc_idx(t: &Tiling, warp: usize, tt: usize, nt: usize) -> usize {
+            (warp * t.tpw + tt) * (t.fp / 8) + nt
+        }
+
+        /// `w_fetch`: (shared offset, 8 weights) of every thread's chunks of `tap`.
+        fn w_fetch(t: &Tiling, cin: usize, gw: &[f32], tap: usize) -> Vec<(usize, Vec<f32>)> {
+            let (fp, chunks) = (t.fp, t.fp * cin / 8);
+            let mut v = Vec::new();
+            for thread in 0..THREADS {
+                for c in 0..chunks.div_ceil(THREADS) {
+                    let j = thread + c * THREADS;
+                    if j < chunks {
+                        let (n, kc) = (j / (cin / 8), j % (cin / 8));
+                        let src = mma::w_off(i(tap), i(n), i(kc * 8), i(fp), i(cin)) as usize;
+                        let dst = mma::smem_off(i(n), i(kc * 8), i(cin)) as usize;
+                        v.push((dst, gw[src..src + 8].to_vec()));
+                    }
+                }
+            }
+            v
+        }
+
+        /// `conv_tile`: the warps' accumulators of a 3x3 convolution of the shared tile
+        /// `sx` (`cin` channels), weights streamed tap by tap through `sw`.
+        fn conv_tile(t: &Tiling, cin: usize, sx: &[f32], gw: &[f32], sw: &mut [f32]) -> Acc {
+            let (fp, n, area, harea) = (t.fp, i(t.n), i(t.area()), i(t.harea()));
+            let rows = i(t.rows());
+            let mut acc: Acc = vec![[[0f32; 4]; 32]; WARPS * t.tpw * (fp / 8)];
+            let store = |sw: &mut [f32], base: usize, pre: Vec<(usize, Vec<f32>)>| {
+                for (dst, v) in pre {
+                    sw[base + dst..base + dst + 8].copy_from_slice(&v);
+                }
+            };
+            store(sw, 0, w_fetch(t, cin, gw, 0));
+            for tap in 0..9 {
+                let swt = (tap & 1) * fp * cin;
+                let pre = (tap + 1 < 9).then(|| w_fetch(t, cin, gw, tap + 1));
+                for warp in 0..WARPS {
+                    let mut pix = vec![[[0i32; 4]; 32]; t.tpw];
+                    for (tt, pt) in pix.iter_mut().enumerate() {
+                        for lane in 0..32 {
+                            for r in 0..4 {
+                                let mut row = mma::tile_row(i(warp), i(tt), i(WARPS))
+                                    + mma::frag_a_row(lane, 2 * r);
+                                if row > rows - 1 {
+                                    row = rows - 1;
+                                }
+                                pt[lane as usize][r as usize] =
+                                    (row / area) * harea + mma::halo_pixel(row % area, i(tap), n);
+                            }
+                        }
+                    }
+                    for ks in 0..cin / 16 {
+                        let mut a = vec![[[0f32; 8]; 32]; t.tpw];
+                        for tt in 0..t.tpw {
+                            for lane in 0..32 {
+                                for r in 0..4 {
+                                    let k = i(ks * 16) + mma::frag_a_col(lane, 2 * r);
+                                    let p = pix[tt][lane as usize][r as usize];
+                                    let off = mma::smem_off(p, k, i(cin)) as usize;
+                                    a[tt][lane as usize][2 * r as usize] = sx[off];
+                                    a[tt][lane as usize][2 * r as usize + 1] = sx[off + 1];
+                                }
+                            }
+                        }
+                        for nt in 0..fp / 8 {
+                            let mut b = [[0f32; 4]; 32];
+                            for lane in 0..32 {
+                                let nn = i(nt * 8) + mma::frag_b_n(lane, 0);
+                                for (reg, e) in [(0usize, 0), (1, 2)] {
+                                    let k = i(ks * 16) + mma::frag_b_k(lane, e);
+                                    let off = swt + mma::smem_off(nn, k, i(cin)) as usize;
+                                    b[lane as usize][2 * reg] = sw[off];
+                                    b[lane as usize][2 * reg + 1] = sw[off + 1];
+                                }
+                            }
+                            for tt in 0..t.tpw {
+                                if mma::tile_row(i(warp), i(tt), i(WARPS)) < rows {
+                                    let ai = acc_idx(t, warp, tt, nt);
+                                    hw::mma(&a[tt], &b, &mut acc[ai]);
+                                }
+                            }
+                        }
+                    }
+                }
+                if let Some(pre) = pre {
+                    store(sw, ((tap + 1) & 1) * fp * cin, pre);
+                }
+            }
+            acc
+        }
+
+        /// Where `epilogue` writes: the block's shared middle tile, or global activations.
+        enum Dst<'a> {
+            Smem(&'a mut [f32]),
+            Global(&'a mut [f32]),
+        }
+
+        /// `epilogue`: bias, the residual from `sres`, ReLU, fp16 store.
+        #[allow(clippy::too_many_arguments)]
+        fn epilogue(
+            t: &Tiling,
+            acc: &Acc,
+            bias: &[f32],
+            sres: Option<&[f32]>,
+            mut dst: Dst<'_>,
+            rows: usize,
+            blk: usize,
+            round: bool,
+        ) {
+            let (fp, n, area, harea) = (i(t.fp), i(t.n), i(t.area()), i(t.harea()));
+            for warp in 0..WARPS {
+                for tt in 0..t.tpw {
+                    for nt in 0..t.fp / 8 {
+                        let ac = &acc[acc_idx(t, warp, tt, nt)];
+                        for lane in 0..32 {
+                            for e in [0, 2] {
+                                let row = mma::tile_row(i(warp), i(tt), i(WARPS))
+                                    + mma::frag_c_row(lane, e);
+                                if row >= i(t.rows()) {
+                                    continue;
+                                }
+                                let col = i(nt * 8) + mma::frag_c_col(lane, e);
+                                let (bb, p) = (row / area, row % area);
+                                let pix = bb * harea + mma::halo_pixel(p, 4, n);
+                                let mut v0 = ac[lane as usize][e as usize] + bias[col as usize];
+                                let mut v1 =
+                                    ac[lane as usize][e as usize + 1] + bias[col as usize + 1];
+                                if let Some(r) = sres {
+                                    let off = mma::smem_off(pix, col, fp) as usize;
+                                    v0 += r[off];
+                                    v1 += r[off + 1];
+                                }
+                                let v0 = r16(v0.max(0.0), round);
+                                let v1 = r16(v1.max(0.0), round);
+                                match &mut dst {
+                                    Dst::Smem(s) => {
+                                        let off = mma::smem_off(pix, col, fp) as usize;
+                                        s[off] = v0;
+                                        s[off + 1] = v1;
+                                    }
+                                    Dst::Global(o) => {
+                                        let board = i(blk * t.bpb) + bb;
+                                        if board < i(rows) {
+                                            let off =
+                                                mma::act_off(board, p, col, area, fp) as usize;
+                                            o[off] = v0;
+                                            o[off + 1] = v1;
+                                        }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+
+        /// `mma_stem` over every block of a launch of `rows` boards.
+        pub fn stem(
+            t: &Tiling,
+            input: &[f32],
+            w: &[f32],
+            bias: &[f32],
+            out: &mut [f32],
+            rows: usize,
+            round: bool,
+        ) {
+            let (cs, n, area, harea) = (t.cs, i(t.n), i(t.area()), t.harea());
+            for blk in 0..t.grid(rows) {
+                let mut sx = vec![f32::NAN; t.tile(cs)];
+                let mut sw = vec![f32::NAN; 2 * t.fp * cs];
+                for j in 0..t.bpb * cs * harea {
+                    let (bb, c, hp) = (j / (cs * harea), (j / harea) % cs, i(j % harea));
+                    let board = blk * t.bpb + bb;
+                    let mut v = 0.0;
+                    if board < rows && c < t.planes && mma::halo_inside(hp, n) {
+                        let p = mma::halo_to_p(hp, n);
+                        v = input[mma::in_off(i(board), i(c), p, i(t.planes), area) as usize];
+                    }
+                    sx[mma::smem_off(i(bb * harea) + hp, i(c), i(cs)) as usize] = r16(v, round);
+                }
+                let acc = conv_tile(t, cs, &sx, w, &mut sw);
+                epilogue(t, &acc, bias, None, Dst::Global(out), rows, blk, round);
+            }
+        }
+
+        /// `mma_block` over every block of a launch of `rows` boards.
+        pub fn block(
+            t: &Tiling,
+            x: &[f32],
+            (w1, b1): (&[f32], &[f32]),
+            (w2, b2): (&[f32], &[f32]),
+            out: &mut [f32],
+            rows: usize,
+            round: bool,
+        ) {
+            let (fp, n, area, harea) = (t.fp, i(t.n), i(t.area()), t.harea());
+            for blk in 0..t.grid(rows) {
+                let mut sx = vec![f32::NAN; t.tile(fp)];
+                let mut sw = vec![f32::NAN; 2 * fp * fp];
+                // tile_load
+                for j in 0..t.bpb * harea * (fp / 8) {
+                    let (pix, kc) = (j / (fp / 8), j % (fp / 8));
+                    let (bb, hp) = (pix / harea, i(pix % harea));
+                    let board = blk * t.bpb + bb;
+                    let dst = mma::smem_off(i(pix), i(kc * 8), i(fp)) as usize;
+                    for q in 0..8 {
+                        sx[dst + q] = 0.0;
+                    }
+                    if board < rows && mma::halo_inside(hp, n) {
+                        let p = mma::halo_to_p(hp, n);
+                        let src = mma::act_off(i(board), p, i(kc * 8), area, i(fp)) as usize;
+                        sx[dst..dst + 8].copy_from_slice(&x[src..src + 8]);
+                    }
+                }
+                // tile_zero
+                let mut sh = vec![0f32; t.tile(fp)];
+                let acc = conv_tile(t, fp, &sx, w1, &mut sw);
+                epilogue(t, &acc, b1, None, Dst::Smem(&mut sh), rows, blk, round);
+                let acc = conv_tile(t, fp, &sh, w2, &mut sw);
+                epilogue(t, &acc, b2, Some(&sx), Dst::Global(out), rows, blk, round);
+            }
+        }
+
+        /// `mma_heads`: one thread per pixel.
+        pub fn heads(t: &Tiling, x: &[f32], hw: &[f32], hb: &[f32], feat: &mut [f32], rows: usize) {
+            let (fp, area) = (t.fp, t.area());
+            for idx in 0..rows * area {
+                let (board, p) = (idx / area, idx % area);
+                let mut s: Vec<f32> = hb[..t.hc].to_vec();
+                let base = mma::act_off(i(board), i(p), 0, i(area), i(fp)) as usize;
+                for kc in 0..fp / 8 {
+                    for q in 0..4 {
+                        let lo = x[base + kc * 8 + 2 * q];
+                        let hi = x[base + kc * 8 + 2 * q + 1];
+                        for (c, sc) in s.iter_mut().enumerate() {
+                            *sc += lo * hw[c * fp + kc * 8 + 2 * q]
+                                + hi * hw[c * fp + kc * 8 + 2 * q + 1];
+                        }
+                    }
+                }
+                for (c, sc) in s.iter().enumerate() {
+                    let o = mma::feat_off(
+                        i(rows),
+                        i(board),
+                        i(p),
+                        i(c),
+                        i(t.head_c0[c]),
+                        i(t.head_cn[c]),
+                        i(area),
+                    );
+                    feat[o as usize] = sc.max(0.0);
+                }
+            }
+        }
+    }
+
+    /// Reads a tensor of a golden file as f32.
+    fn golden_tensor(st: &safetensors::SafeTensors, name: &str) -> Option<Vec<f32>> {
+        let t = st.tensor(name).ok()?;
+        Some(
+            t.data()
+                .chunks_exact(4)
+                .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                .collect(),
+        )
+    }
+
+    /// The implicit-GEMM kernels, emulated lane by lane (fragments, halo, swizzle, weight
+    /// streaming, fused epilogues and heads), agree with the CPU backend on the golden
+    /// inputs of every model: in f32 storage to 1e-3 (an index error gives differences of
+    /// order one), and with fp16 storage within the fp16 check's bound, for the golden file's
+    /// outputs too.
+    #[test]
+    fn emulated_mma_kernels_match_the_cpu_backend_on_every_golden_model() {
+        let base = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/pcn/models");
+        let Ok(dirs) = std::fs::read_dir(base) else {
+            println!("NOTICE: {base} absent: MMA emulation test skipped");
+            return;
+        };
+        let mut names: Vec<String> = dirs
+            .filter_map(|e| e.ok())
+            .filter(|e| e.path().join("golden.safetensors").is_file())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        let mut checked = 0;
+        for name in &names {
+            let dir = format!("{base}/{name}");
+            let model = Model::load(&dir).unwrap();
+            let folded = Folded::new(&model).unwrap();
+            let hidden = match &folded.heads {
+                Heads::AlphaZero { fc1, .. } => fc1.n_out,
+                Heads::Pcn { .. } => 0,
+            };
+            let plan = Plan::new(&model.info, folded.blocks.len(), folded.filters, hidden);
+            let t = Tiling::new(&plan).unwrap();
+            let w = mma_weights(&host_weights(&folded, &model, &plan).unwrap(), &plan, &t);
+            let bytes = std::fs::read(format!("{dir}/golden.safetensors")).unwrap();
+            let st = safetensors::SafeTensors::deserialize(&bytes).unwrap();
+            let input = golden_tensor(&st, "input").unwrap();
+            let len = model.info.input_len();
+            // Up to 4 positions: for 9x9 (3 boards per block) a full block and a partial one.
+            let rows = (input.len() / len).min(4);
+            let input = &input[..rows * len];
+            let cpu = crate::nn::cpu::CpuBackend::new(&model, 1).unwrap();
+            let mut want = NetOutput::default();
+            cpu.evaluate(input, rows, &mut want).unwrap();
+            let golden_policy = golden_tensor(&st, "policy_logits").unwrap();
+            let a = plan.actions;
+            let diff = |got: &[f32], want: &[f32]| {
+                assert_eq!(got.len(), want.len());
+                got.iter()
+                    .zip(want)
+                    .map(|(x, y)| (x - y).abs())
+                    .fold(
+                        0f32,
+                        |m, d| {
+                            if d.is_nan() {
+                                f32::INFINITY
+                            } else {
+                                m.max(d)
+                            }
+                        },
+                    )
+            };
+            for round in [false, true] {
+                let bucket = bucket_for(rows);
+                let out = emulate(&plan, &w, input, bucket, Some(&t), round);
+                let (_, off1, off2) = plan.out_offsets(bucket);
+                let dp = diff(&out[..rows * a], &want.policy);
+                let dg = diff(&out[..rows * a], &golden_policy[..rows * a]);
+                let dv = match model.info.kind {
+                    NetKind::AlphaZero => diff(&out[off1..off1 + rows], &want.value),
+                    NetKind::Pcn { bins } => diff(&out[off1..off1 + rows * bins], &want.black_v)
+                        .max(diff(&out[off2..off2 + rows * bins], &want.white_v)),
+                };
+                println!(
+                    "mma emulation {name} (bpb {}, {} rows, fp16 {round}): policy {dp:.2e} \
+                     (golden {dg:.2e}), value heads {dv:.2e}",
+                    t.bpb, rows
+                );
+                let tol = if round { 0.5 } else { 1e-3 };
+                assert!(
+                    dp < tol && dv < tol && dg < tol,
+                    "{name} fp16 {round}: {dp} {dv} {dg}"
+                );
+            }
+            checked += 1;
+        }
+        assert_eq!(checked, names.len());
+        println!("mma emulation: {checked} models");
     }
 }

@@ -41,6 +41,15 @@ pub fn nvrtc_options(major: i32, minor: i32, half: bool) -> Vec<String> {
     v
 }
 
+/// The NVRTC options of the implicit-GEMM kernels ([`super::mma`]): always fp16, and only
+/// for compute capability 8.0 and later (`mma.sync.m16n8k16` with f16 inputs).
+pub fn mma_nvrtc_options(major: i32, minor: i32) -> Vec<String> {
+    vec![
+        format!("--gpu-architecture=compute_{major}{minor}"),
+        "--std=c++17".to_string(),
+    ]
+}
+
 /// The kernels' source (see the module documentation).
 pub const SOURCE: &str = r#"
 #ifdef PCN_HALF
@@ -240,6 +249,56 @@ mod tests {
                 assert_eq!(text.contains("cvt.rn.f16.f32"), half);
                 assert!(text.contains(&format!(".target sm_{major}{minor}")));
             }
+            // The implicit-GEMM kernels, generated per network shape: 9x9 with 18 planes
+            // (PCN and AlphaZero heads) and 15x15 with 4 planes.
+            for t in mma_tilings() {
+                let opts = cudarc::nvrtc::CompileOptions {
+                    options: mma_nvrtc_options(major, minor),
+                    ..Default::default()
+                };
+                let ptx =
+                    cudarc::nvrtc::compile_ptx_with_opts(t.source(), opts).unwrap_or_else(|e| {
+                        panic!("mma compute_{major}{minor} {}x{}: {e:?}", t.n, t.n)
+                    });
+                let text = ptx.to_src();
+                for k in super::super::mma::KERNEL_NAMES {
+                    assert!(
+                        text.contains(&format!(".entry {k}(")),
+                        "{k} missing from the PTX (compute_{major}{minor}, {}x{})",
+                        t.n,
+                        t.n
+                    );
+                }
+                // Tensor-core MMAs, 8 per k16 step per m16 tile (unrolled): at least 8.
+                let mmas = text
+                    .matches("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32")
+                    .count();
+                assert!(mmas >= 8, "{mmas} MMAs (compute_{major}{minor})");
+                println!(
+                    "PTX compute_{major}{minor} {}x{} bpb {}: {} bytes, {mmas} mma.sync",
+                    t.n,
+                    t.n,
+                    t.bpb,
+                    text.len()
+                );
+            }
         }
+    }
+
+    fn mma_tilings() -> Vec<super::super::mma::Tiling> {
+        use crate::nn::cuda::plan::Plan;
+        use crate::nn::eval::RandomEvaluator;
+        use crate::nn::{NetGame, NetKind};
+        let go = RandomEvaluator::info_for(NetGame::KillallGo, NetKind::Pcn { bins: 500 });
+        let goaz = RandomEvaluator::info_for(NetGame::KillallGo, NetKind::AlphaZero);
+        let gm = RandomEvaluator::info_for(NetGame::Gomoku, NetKind::AlphaZero);
+        [
+            Plan::new(&go, 5, 64, 0),
+            Plan::new(&goaz, 5, 64, 256),
+            Plan::new(&gm, 5, 64, 256),
+        ]
+        .iter()
+        .map(|p| super::super::mma::Tiling::new(p).unwrap())
+        .collect()
     }
 }

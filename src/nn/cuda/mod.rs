@@ -22,6 +22,7 @@
 pub(crate) mod host;
 pub mod kernels;
 pub mod libs;
+pub mod mma;
 pub mod plan;
 
 use std::collections::HashMap;
@@ -262,6 +263,26 @@ struct Kernels {
     bias_act: CudaFunction,
     head_gather: CudaFunction,
     bias_rows: CudaFunction,
+    /// The implicit-GEMM kernels, when the trunk runs on them ([`mma`]).
+    mma: Option<MmaKernels>,
+}
+
+/// The implicit-GEMM kernels of one network shape (generated source, [`mma::Tiling`]).
+struct MmaKernels {
+    tiling: mma::Tiling,
+    stem: CudaFunction,
+    block: CudaFunction,
+    heads: CudaFunction,
+}
+
+/// Which convolution path the fp16 backend takes.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum ConvPath {
+    /// The implicit-GEMM tensor-core kernels where the GPU and the network allow (fp16,
+    /// compute capability 8.0 or later, shared memory for the tiling), else im2col.
+    Auto,
+    /// Explicit im2col + cuBLAS GEMMs (the fallback, kept selectable for comparison).
+    Im2col,
 }
 
 /// One kernel argument (kept alive while the launch reads it).
@@ -345,11 +366,20 @@ impl CudaBackend {
     /// found ([`CudaError::is_unavailable`]) or a CUDA call fails; never panics on a
     /// missing library (checked before cudarc is called).
     pub fn new(model: &Model, prec: Precision) -> Result<CudaBackend, CudaError> {
+        CudaBackend::with_path(model, prec, ConvPath::Auto)
+    }
+
+    /// As [`CudaBackend::new`], choosing the convolution path.
+    pub fn with_path(
+        model: &Model,
+        prec: Precision,
+        path: ConvPath,
+    ) -> Result<CudaBackend, CudaError> {
         let loaded = load_libraries()?;
         // cudarc panics where a symbol is missing from an older library; turn that into an
         // error rather than a crash.
         let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            CudaBackend::build(model, prec, loaded)
+            CudaBackend::build(model, prec, loaded, path)
         }));
         match r {
             Ok(r) => r,
@@ -370,6 +400,7 @@ impl CudaBackend {
         model: &Model,
         prec: Precision,
         loaded: libs::Loaded,
+        path: ConvPath,
     ) -> Result<CudaBackend, CudaError> {
         drv::init().map_err(|e| CudaError::NoDevice(format!("cuInit: {e:?}")))?;
         let count =
@@ -387,7 +418,7 @@ impl CudaBackend {
         let (major, minor) = ctx
             .compute_capability()
             .map_err(drv_err("compute capability"))?;
-        let kernels = compile(&ctx, major, minor, prec)?;
+        let mut kernels = compile(&ctx, major, minor, prec)?;
 
         let folded = Folded::new(model).map_err(|e| CudaError::Model(e.to_string()))?;
         let hidden = match &folded.heads {
@@ -395,8 +426,24 @@ impl CudaBackend {
             Heads::Pcn { .. } => 0,
         };
         let plan = Plan::new(&model.info, folded.blocks.len(), folded.filters, hidden);
+        // The implicit-GEMM path needs fp16 (the MMA's inputs), sm_80's mma.m16n8k16, and
+        // the tiling's shared memory; otherwise (fp32 reference mode, older GPUs, very wide
+        // trunks) the im2col path runs.
+        if path == ConvPath::Auto && prec == Precision::F16 && major >= 8 {
+            if let Some(t) = mma::Tiling::new(&plan) {
+                let optin = ctx
+                    .attribute(
+                        drv_sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+                    )
+                    .map_err(drv_err("device attribute"))?;
+                if t.smem_block().max(t.smem_stem()) <= optin.max(0) as usize {
+                    kernels.mma = Some(compile_mma(&ctx, major, minor, t)?);
+                }
+            }
+        }
         let stream0 = ctx.new_stream().map_err(drv_err("stream"))?;
-        let weights = upload_weights(&stream0, &kernels, &folded, model, &plan, prec)?;
+        let tiling = kernels.mma.as_ref().map(|k| &k.tiling);
+        let weights = upload_weights(&stream0, &kernels, &folded, model, &plan, prec, tiling)?;
         stream0.synchronize().map_err(drv_err("weight upload"))?;
 
         let mut lanes = Vec::with_capacity(LANES);
@@ -485,6 +532,22 @@ impl CudaBackend {
         stream: &CudaStream,
         args: &mut [KArg],
     ) -> Result<(), CudaError> {
+        self.launch_cfg(
+            f,
+            (kernels::grid_for(total), kernels::BLOCK, 0),
+            stream,
+            args,
+        )
+    }
+
+    /// Launches `f` with `(grid, block, dynamic shared bytes)`.
+    fn launch_cfg(
+        &self,
+        f: &CudaFunction,
+        (grid, block, smem): (u32, u32, usize),
+        stream: &CudaStream,
+        args: &mut [KArg],
+    ) -> Result<(), CudaError> {
         let mut ptrs: Vec<*mut c_void> = args
             .iter_mut()
             .map(|a| match a {
@@ -493,16 +556,17 @@ impl CudaBackend {
                 KArg::Long(v) => v as *mut i64 as *mut c_void,
             })
             .collect();
-        let grid = kernels::grid_for(total);
         // SAFETY: the argument list matches the kernel's parameters (types and count, see
-        // kernels::SOURCE), every pointer is a live device buffer sized by the plan, and
-        // `args` outlives the call (the driver copies the values at launch or capture).
+        // kernels::SOURCE and mma's BODY), every pointer is a live device buffer sized by the
+        // plan, the dynamic shared memory is what the kernel was allowed at load
+        // (compile_mma), and `args` outlives the call (the driver copies the values at
+        // launch or capture).
         unsafe {
             drv::launch_kernel(
                 f.cu_function(),
                 (grid, 1, 1),
-                (kernels::BLOCK, 1, 1),
-                0,
+                (block, 1, 1),
+                smem as u32,
                 stream.cu_stream(),
                 &mut ptrs,
             )
@@ -604,8 +668,63 @@ impl CudaBackend {
         let area = self.plan.area();
         let m = rows * area;
         let i32c = |x: usize| KArg::Int(x as i32);
-        for op in self.plan.forward_ops(rows) {
+        let ops = match &self.kernels.mma {
+            Some(_) => self.plan.forward_ops_mma(rows),
+            None => self.plan.forward_ops(rows),
+        };
+        for op in ops {
             match op {
+                Op::MmaStem | Op::MmaBlock { .. } | Op::MmaHeads { .. } => {
+                    let mk = self.kernels.mma.as_ref().ok_or_else(|| {
+                        CudaError::Model("implicit-GEMM step without its kernels".into())
+                    })?;
+                    let t = &mk.tiling;
+                    let grid = t.grid(rows) as u32;
+                    let threads = mma::THREADS as u32;
+                    match op {
+                        Op::MmaStem => self.launch_cfg(
+                            &mk.stem,
+                            (grid, threads, t.smem_stem()),
+                            s,
+                            &mut [
+                                KArg::Ptr(bufs.input.ptr),
+                                KArg::Ptr(self.ptr(bufs, Buf::ConvW(0), 0, es)?),
+                                KArg::Ptr(self.ptr(bufs, Buf::ConvB(0), 0, 4)?),
+                                KArg::Ptr(bufs.a.ptr),
+                                i32c(rows),
+                            ],
+                        )?,
+                        Op::MmaBlock { blk, src, dst } => self.launch_cfg(
+                            &mk.block,
+                            (grid, threads, t.smem_block()),
+                            s,
+                            &mut [
+                                KArg::Ptr(self.ptr(bufs, src, 0, es)?),
+                                KArg::Ptr(self.ptr(bufs, Buf::ConvW(1 + 2 * blk), 0, es)?),
+                                KArg::Ptr(self.ptr(bufs, Buf::ConvB(1 + 2 * blk), 0, 4)?),
+                                KArg::Ptr(self.ptr(bufs, Buf::ConvW(2 + 2 * blk), 0, es)?),
+                                KArg::Ptr(self.ptr(bufs, Buf::ConvB(2 + 2 * blk), 0, 4)?),
+                                KArg::Ptr(self.ptr(bufs, dst, 0, es)?),
+                                i32c(rows),
+                            ],
+                        )?,
+                        _ => self.launch_cfg(
+                            &mk.heads,
+                            (kernels::grid_for(rows * area), threads, 0),
+                            s,
+                            &mut [
+                                KArg::Ptr(match op {
+                                    Op::MmaHeads { src } => self.ptr(bufs, src, 0, es)?,
+                                    _ => unreachable!("matched above"),
+                                }),
+                                KArg::Ptr(self.weights.head.w.ptr),
+                                KArg::Ptr(self.weights.head.b.ptr),
+                                KArg::Ptr(bufs.feat.ptr),
+                                i32c(rows),
+                            ],
+                        )?,
+                    }
+                }
                 Op::ToAct { src, dst, n } => self.launch(
                     &self.kernels.to_act,
                     n,
@@ -654,8 +773,8 @@ impl CudaBackend {
                         (gm, gn, k),
                         self.ptr(bufs, a.0, 0, size)?,
                         a.1,
-                        self.ptr(bufs, b.0, 0, size)?,
-                        b.1,
+                        self.ptr(bufs, b.0, b.1, size)?,
+                        b.2,
                         self.ptr(bufs, c.0, c.1, 4)?,
                         c.2,
                         half && stored,
@@ -729,7 +848,10 @@ impl CudaBackend {
         lane.stream.synchronize().map_err(drv_err("synchronize"))?;
         lane.graphs.clear();
         lane.bufs = None;
-        let s = self.plan.sizes(rows);
+        let s = match &self.kernels.mma {
+            Some(k) => self.plan.sizes_mma(rows, k.tiling.fp),
+            None => self.plan.sizes(rows),
+        };
         let es = self.prec.bytes();
         lane.bufs = Some(LaneBufs {
             input: DevBuf::new(s.input * 4)?,
@@ -868,6 +990,51 @@ fn compile(
         bias_act: get("bias_act")?,
         head_gather: get("head_gather")?,
         bias_rows: get("bias_rows")?,
+        mma: None,
+    })
+}
+
+/// Compiles the implicit-GEMM kernels of tiling `t` and allows them the dynamic shared
+/// memory they use (above the default 48 KB).
+fn compile_mma(
+    ctx: &Arc<CudaContext>,
+    major: i32,
+    minor: i32,
+    t: mma::Tiling,
+) -> Result<MmaKernels, CudaError> {
+    let opts = cudarc::nvrtc::CompileOptions {
+        options: kernels::mma_nvrtc_options(major, minor),
+        ..Default::default()
+    };
+    let ptx =
+        cudarc::nvrtc::compile_ptx_with_opts(t.source(), opts).map_err(|e| CudaError::Compile {
+            arch: format!("{major}{minor}"),
+            log: format!("{e:?}"),
+        })?;
+    let module = ctx
+        .load_module(ptx)
+        .map_err(drv_err("module load (PTX newer than the driver?)"))?;
+    let get = |name: &str, smem: usize| -> Result<CudaFunction, CudaError> {
+        let f = module
+            .load_function(name)
+            .map_err(drv_err("kernel lookup"))?;
+        // SAFETY: `f` is a function of the module just loaded; the value is within the
+        // device's opt-in limit (checked by the caller).
+        unsafe {
+            drv::function::set_function_attribute(
+                f.cu_function(),
+                drv_sys::CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                smem as i32,
+            )
+        }
+        .map_err(drv_err("shared memory limit"))?;
+        Ok(f)
+    };
+    Ok(MmaKernels {
+        stem: get("mma_stem", t.smem_stem())?,
+        block: get("mma_block", t.smem_block())?,
+        heads: get("mma_heads", 0)?,
+        tiling: t,
     })
 }
 
@@ -930,9 +1097,31 @@ fn upload_weights(
     model: &Model,
     plan: &Plan,
     prec: Precision,
+    tiling: Option<&mma::Tiling>,
 ) -> Result<Weights, CudaError> {
     let hw = host::host_weights(f, model, plan)?;
     hw.check(plan)?;
+    if let Some(t) = tiling {
+        // Trunk weights in fp16 (the MMA's B), the heads' 1x1 weights in f32 (mma_heads).
+        let mw = host::mma_weights(&hw, plan, t);
+        let conv = |l: &host::Layer| -> Result<DevLayer, CudaError> {
+            Ok(DevLayer {
+                w: upload_act(s, k, &l.w, prec)?,
+                b: upload(s, &l.b)?,
+            })
+        };
+        let plain = |l: &host::Layer| -> Result<DevLayer, CudaError> {
+            Ok(DevLayer {
+                w: upload(s, &l.w)?,
+                b: upload(s, &l.b)?,
+            })
+        };
+        return Ok(Weights {
+            convs: mw.convs.iter().map(conv).collect::<Result<_, _>>()?,
+            head: plain(&mw.head)?,
+            fcs: mw.fcs.iter().map(plain).collect::<Result<_, _>>()?,
+        });
+    }
     let stored = |l: &host::Layer| -> Result<DevLayer, CudaError> {
         Ok(DevLayer {
             w: upload_act(s, k, &l.w, prec)?,
@@ -1004,7 +1193,13 @@ impl Evaluator for CudaBackend {
     }
 
     fn name(&self) -> String {
-        format!("cuda-{}", self.prec.name())
+        // The fp16 fallback path says so (the device check measures both).
+        let im2col = self.prec == Precision::F16 && self.kernels.mma.is_none();
+        format!(
+            "cuda-{}{}",
+            self.prec.name(),
+            if im2col { "-im2col" } else { "" }
+        )
     }
 
     fn in_flight(&self) -> usize {
@@ -1014,7 +1209,16 @@ impl Evaluator for CudaBackend {
 
 /// Opens `model` on the GPU in `prec` (see [`CudaBackend::new`]).
 pub fn open(model: &Model, prec: Precision) -> Result<Arc<dyn Evaluator>, NnError> {
-    let be = CudaBackend::new(model, prec)?;
+    open_with(model, prec, ConvPath::Auto)
+}
+
+/// Opens `model` on the GPU in `prec` on convolution path `path`.
+pub fn open_with(
+    model: &Model,
+    prec: Precision,
+    path: ConvPath,
+) -> Result<Arc<dyn Evaluator>, NnError> {
+    let be = CudaBackend::with_path(model, prec, path)?;
     log::info!(
         "cuda backend: {} ({}), libraries: {}",
         be.device_name(),

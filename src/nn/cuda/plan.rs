@@ -303,8 +303,8 @@ pub enum Op {
         k: usize,
         /// A and its leading dimension.
         a: (Buf, usize),
-        /// B and its leading dimension.
-        b: (Buf, usize),
+        /// B (with element offset) and its leading dimension.
+        b: (Buf, usize, usize),
         /// C (with element offset) and its leading dimension.
         c: (Buf, usize, usize),
         /// A and B in the stored type (else f32).
@@ -328,6 +328,25 @@ pub enum Op {
         /// Channels.
         cn: usize,
     },
+    /// The implicit-GEMM stem (kernel `mma_stem`, [`super::mma`]): `A` (NHWC fp16) =
+    /// ReLU(conv3x3(`Input`) + bias), weights `ConvW(0)` in the `[9][FP][CS]` layout.
+    MmaStem,
+    /// One fused residual block (kernel `mma_block`): `dst` = ReLU(`src` + conv2(ReLU(
+    /// conv1(`src`)))) with biases, weights `ConvW(1 + 2·blk)` and `ConvW(2 + 2·blk)`.
+    MmaBlock {
+        /// Block index.
+        blk: usize,
+        /// Input activations (NHWC).
+        src: Buf,
+        /// Output activations (NHWC, distinct from `src`).
+        dst: Buf,
+    },
+    /// The fused heads (kernel `mma_heads`): every head's 1x1 convolution, bias and ReLU
+    /// from `src` into `Feat`, head after head (`mma::feat_off`).
+    MmaHeads {
+        /// The trunk's output (NHWC).
+        src: Buf,
+    },
     /// `y[r][o] = act(y[r][o] + bias[o])` (act 0 none, 1 ReLU, 2 tanh).
     BiasRows {
         /// The rows (buffer, element offset).
@@ -342,6 +361,90 @@ pub enum Op {
 }
 
 impl Plan {
+    /// Buffer sizes of the implicit-GEMM path ([`Plan::forward_ops_mma`]) for `rows` rows
+    /// with activations of `fp` channels (NHWC): no im2col matrix, no GEMM accumulator, no
+    /// separate fp16 input; the features hold every head at once.
+    pub fn sizes_mma(&self, rows: usize, fp: usize) -> Sizes {
+        let m = rows * self.area();
+        Sizes {
+            input: rows * self.planes * self.area(),
+            act: fp * m,
+            col: 0,
+            acc: 0,
+            feat: self.head_channels_used() * m,
+            hidden: rows * self.hidden.max(1),
+            out: rows * self.out_len(),
+        }
+    }
+
+    /// The forward pass of the implicit-GEMM path: the stem, one fused kernel per residual
+    /// block (ping-pong between `A` and `H`), the fused heads, then the fully connected
+    /// layers as on the im2col path (each reading its head's slice of `Feat`).
+    pub fn forward_ops_mma(&self, rows: usize) -> Vec<Op> {
+        let area = self.area();
+        let mut ops = vec![Op::MmaStem];
+        let (mut src, mut dst) = (Buf::A, Buf::H);
+        for blk in 0..self.blocks {
+            ops.push(Op::MmaBlock { blk, src, dst });
+            std::mem::swap(&mut src, &mut dst);
+        }
+        ops.push(Op::MmaHeads { src });
+        let (_, off1, off2) = self.out_offsets(rows);
+        // Head h's features start at rows·c0·area (c0 its first channel, mma::feat_off).
+        let fc = |ops: &mut Vec<Op>,
+                  i: usize,
+                  n_in: usize,
+                  n_out: usize,
+                  x: (Buf, usize),
+                  y: (Buf, usize),
+                  act: i32| {
+            ops.push(Op::Gemm {
+                trans_a: true,
+                m: n_out,
+                n: rows,
+                k: n_in,
+                a: (Buf::FcW(i), n_in),
+                b: (x.0, x.1, n_in),
+                c: (y.0, y.1, n_out),
+                stored: false,
+            });
+            ops.push(Op::BiasRows {
+                y,
+                bias: Buf::FcB(i),
+                n_out,
+                act,
+            });
+        };
+        fc(
+            &mut ops,
+            0,
+            2 * area,
+            self.actions,
+            (Buf::Feat, 0),
+            (Buf::Out, 0),
+            0,
+        );
+        if self.alphazero {
+            let x = (Buf::Feat, rows * 2 * area);
+            fc(&mut ops, 1, area, self.hidden, x, (Buf::Hidden, 0), 1);
+            fc(
+                &mut ops,
+                2,
+                self.hidden,
+                1,
+                (Buf::Hidden, 0),
+                (Buf::Out, off1),
+                2,
+            );
+        } else {
+            let xb = (Buf::Feat, rows * 2 * area);
+            let xw = (Buf::Feat, rows * 4 * area);
+            fc(&mut ops, 1, 2 * area, self.bins, xb, (Buf::Out, off1), 0);
+            fc(&mut ops, 2, 2 * area, self.bins, xw, (Buf::Out, off2), 0);
+        }
+        ops
+    }
+
     /// The forward pass of `rows` rows (a bucket) as a list of steps: input conversion, the
     /// trunk (im2col, GEMM, bias/residual/ReLU per convolution), the stacked head
     /// convolutions as one GEMM, then each head's gather, fully connected GEMM and bias.
@@ -378,7 +481,7 @@ impl Plan {
                 n: f,
                 k: kp,
                 a: (Buf::Col, m),
-                b: (Buf::ConvW(i), kp),
+                b: (Buf::ConvW(i), 0, kp),
                 c: (Buf::Acc, 0, m),
                 stored: true,
             });
@@ -431,7 +534,7 @@ impl Plan {
             n: hc,
             k: f,
             a: (Buf::A, m),
-            b: (Buf::HeadW, f),
+            b: (Buf::HeadW, 0, f),
             c: (Buf::Acc, 0, m),
             stored: true,
         });
@@ -450,7 +553,7 @@ impl Plan {
                 n: rows,
                 k: n_in,
                 a: (Buf::FcW(i), n_in),
-                b: (x, n_in),
+                b: (x, 0, n_in),
                 c: (y.0, y.1, n_out),
                 stored: false,
             });
