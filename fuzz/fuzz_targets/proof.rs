@@ -1,0 +1,5 @@
+//! Fuzz target `proof`: [`pcn::fuzzing::proof_verifier`] (see its docs for what the bytes are and
+//! what is checked).
+#![no_main]
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| pcn::fuzzing::proof_verifier(data));

@@ -1,0 +1,5 @@
+//! Fuzz target `record`: [`pcn::fuzzing::record_reader`] (see its docs for what the bytes are and
+//! what is checked).
+#![no_main]
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| pcn::fuzzing::record_reader(data));
