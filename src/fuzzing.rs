@@ -318,7 +318,14 @@ pub fn record_reader(data: &[u8]) {
     let Ok((h, recs)) = read_all(&path) else {
         return;
     };
+    // The header describes its records: shapes that overflow must have been refused.
+    let bits = h
+        .planes
+        .checked_mul(h.board_size)
+        .and_then(|x| x.checked_mul(h.board_size));
     for r in &recs {
+        assert_eq!(Some(r.planes.len()), bits, "planes of a record against the header");
+        assert_eq!(r.policy.len(), h.actions, "policy of a record against the header");
         let mut b = Vec::new();
         encode(&h, r, &mut b);
         assert_eq!(b.len(), h.record_bytes, "encoded record size");
@@ -340,7 +347,8 @@ pub fn record_reader(data: &[u8]) {
 /// command line for a protocol session (none, `gomocup`, `gtp`) then runs that session as
 /// the binary would, with a few fixed commands on its input: the options that survived
 /// parsing must build a working engine or be refused with exit code 2. Table memory,
-/// threads, workers and the node budget are capped (resources, not parsing).
+/// threads, workers and the node budget are capped, and `--net auto` becomes `none`
+/// (resources, not parsing).
 pub fn option_parsers(data: &[u8]) {
     use crate::cli::{run_protocol, Cli, Cmd};
     use clap::Parser;
@@ -354,6 +362,11 @@ pub fn option_parsers(data: &[u8]) {
         return;
     };
     let g = &mut cli.global;
+    // `--net auto` loads the shipped network (tens of milliseconds, but seconds under the
+    // sanitizer, every input); the loader has its own target (`model`).
+    if crate::nn::shipped::is_auto(&g.net) {
+        g.net = "none".into();
+    }
     g.memory = Some(g.memory.unwrap_or(4).min(4));
     g.threads = g.threads.map(|t| t.min(2));
     g.workers = g.workers.map(|w| w.min(2));
