@@ -603,8 +603,14 @@ impl<W: Write> Session<W> {
     fn start(&mut self, w: i64, h: i64) {
         let ok = (MIN_SIZE as i64..=MAX_SIZE as i64).contains(&w)
             && (MIN_SIZE as i64..=MAX_SIZE as i64).contains(&h);
-        // Building the board here also builds the rule's pattern tables (lazily, once), so
-        // the first move does not pay for them.
+        // Every rule's pattern tables are built here (lazily, once per process; about 0.25 s
+        // for all of them), not only the current rule's: managers such as c-gomoku-cli send
+        // `INFO rule` after START's OK and the first BEGIN/BOARD right behind it, so a table
+        // built on `INFO rule` was paid for by the first move's clock (seen in the soak:
+        // 110-350 ms first moves at 100 ms a move under exact five and renju).
+        for rule in Rule::ALL {
+            let _ = Gomoku::new(MIN_SIZE, MIN_SIZE, rule);
+        }
         match Gomoku::new(w as usize, h as usize, self.rule) {
             Ok(g) if ok => {
                 self.game = Some(g);
