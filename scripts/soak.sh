@@ -40,13 +40,14 @@ report=$OUT/report.txt
 # sample of a process is at most 0.2 s before it exits, and VmHWM only grows).
 rss_log=$OUT/rss.txt
 : >"$rss_log"
+name=$(basename "$PCN" | cut -c1-15)
 sample_rss() {
   while :; do
-    for d in /proc/[0-9]*; do
-      exe=$(readlink "$d/exe" 2>/dev/null || true)
-      case $exe in
-        "$PCN" | "$PCN "*) sed -n "s/^VmHWM:[[:space:]]*\([0-9]*\) kB/${d#/proc/} \1/p" "$d/status" 2>/dev/null >>"$rss_log" || true ;;
-      esac
+    # By process name (pgrep only lists), then by executable: a scan of every /proc entry
+    # took seconds on a loaded machine.
+    for p in $(pgrep -x "$name" 2>/dev/null || true); do
+      [ "$(readlink "/proc/$p/exe" 2>/dev/null || true)" = "$PCN" ] || continue
+      sed -n "s/^VmHWM:[[:space:]]*\([0-9]*\) kB/$p \1/p" "/proc/$p/status" 2>/dev/null >>"$rss_log" || true
     done
     sleep 0.2
   done
@@ -95,12 +96,16 @@ awk -v cap="$MEMORY_MB" -v peak="$peak_kb" '
     gsub(/,/, "", tl)
     printf "GOMOKU TOTAL: %d games, pcn time losses %d, illegal %d, forbidden %d, crashes %d, ERROR at START %d, peak RSS %.1f MB (INFO max_memory %d MB)\n", g, tl, il, fb, cr, er, peak / 1024, cap
     if (tl + il + fb + cr + er > 0 || peak / 1024 > cap) exit 1
-  }' "$report" | tee -a "$report" || status=1
+  }' "$report" >"$OUT/total.txt" || status=1
+cat "$OUT/total.txt" >>"$report"
+cat "$OUT/total.txt"
 
 if [ "$KAG_GAMES" -gt 0 ]; then
   echo "soak: Killall-Go through GTP, $KAG_GAMES games" >&2
   python3 "$here/gtp_soak.py" --pcn "$PCN" --games "$KAG_GAMES" --size 7 \
-    --memory "$MEMORY_MB" 2>"$OUT/gtp.log" | tee -a "$report" || status=1
+    --memory "$MEMORY_MB" >"$OUT/gtp.txt" 2>"$OUT/gtp.log" || status=1
+  cat "$OUT/gtp.txt" >>"$report"
+  cat "$OUT/gtp.txt"
 fi
 
 if [ "$DIFF_POSITIONS" -gt 0 ]; then
