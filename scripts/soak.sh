@@ -91,10 +91,16 @@ awk -v cap="$MEMORY_MB" -v peak="$peak_kb" '
   /^Illegal moves: / { for (i = 3; i <= NF; i += 2) if ($i ~ /^pcn/) il += $(i + 1) }
   /^Forbidden moves/ { for (i = 4; i <= NF; i += 2) if ($i ~ /^pcn/) fb += $(i + 1) }
   /^Crashes: / { for (i = 2; i <= NF; i += 2) if ($i ~ /^pcn/) cr += $(i + 1) }
-  /^ERROR at START/ { er++ }
+  # "ERROR at START (...): sent by pcn N, OPP M; games lost by ...": pcn'"'"'s only (Rapfi
+  # once answered START with ERROR; that is not pcn failing).
+  /^ERROR at START/ {
+    s = $0; sub(/.*sent by /, "", s); sub(/;.*/, "", s); split(s, a, /[ ,]+/)
+    if (a[1] ~ /^pcn/) er += a[2]
+    if (a[3] ~ /^pcn/) er += a[4]
+  }
   END {
     gsub(/,/, "", tl)
-    printf "GOMOKU TOTAL: %d games, pcn time losses %d, illegal %d, forbidden %d, crashes %d, ERROR at START %d, peak RSS %.1f MB (INFO max_memory %d MB)\n", g, tl, il, fb, cr, er, peak / 1024, cap
+    printf "GOMOKU TOTAL: %d games, pcn time losses %d, illegal %d, forbidden %d, crashes %d, pcn ERROR at START %d, peak RSS %.1f MB (INFO max_memory %d MB)\n", g, tl, il, fb, cr, er, peak / 1024, cap
     if (tl + il + fb + cr + er > 0 || peak / 1024 > cap) exit 1
   }' "$report" >"$OUT/total.txt" || status=1
 cat "$OUT/total.txt" >>"$report"
