@@ -3,7 +3,7 @@
 CARGO ?= cargo
 RELEASE := target/release/pcn
 
-.PHONY: all build build-cuda run test test-cuda engines bench bench-nn bench-openvino gauntlet device-bundle fmt clippy clean torch train
+.PHONY: all build build-cuda run test test-cuda engines bench bench-nn bench-openvino gauntlet device-bundle fmt clippy clean torch train fuzz soak
 
 all: build
 
@@ -191,6 +191,23 @@ device-bundle: build-cuda
 # strength"). Not part of `make test`. Options: make gauntlet GAUNTLET_ARGS="--league renju".
 gauntlet: engines
 	sh scripts/gauntlet.sh $(GAUNTLET_ARGS)
+
+# Coverage-guided fuzzing (cargo-fuzz, libFuzzer): every target of fuzz/ for FUZZ_SECONDS
+# (default 600) each, FUZZ_TIMEOUT s per input, FUZZ_RSS_MB memory; FUZZ_TARGETS picks
+# some. `make test` replays the committed corpora and regressions (tests/fuzz_replay.rs).
+# See docs/testing.md.
+FUZZ_SECONDS ?= 600
+FUZZ_TARGETS ?=
+fuzz:
+	FUZZ_SECONDS=$(FUZZ_SECONDS) sh scripts/fuzz.sh $(FUZZ_TARGETS)
+
+# Soak under real managers: GAMES Gomoku games through c-gomoku-cli (pcn vs pcn and vs
+# Rapfi, four leagues, 0.1 s a move, INFO max_memory 64 MB, two at a time; C_GOMOKU_CLI and
+# RAPFI as for `make gauntlet`), GAMES/10 Killall-Go games through GTP, and the
+# differential solver test at DIFF_POSITIONS (default 10000). See docs/testing.md.
+GAMES ?= 1000
+soak: engines
+	GAMES=$(GAMES) sh scripts/soak.sh
 
 fmt:
 	$(CARGO) fmt --all

@@ -41,10 +41,14 @@
 //!   panics (`unwrap`/`expect`/`panic!` are denied there by a lint).
 //! - [`cli`]: the `pcn` binary's subcommands (gomocup, gtp, solve, verify, bench, match,
 //!   selfplay); [`cli::config`]: the global search settings read once into types.
+//! - [`fuzzing`]: one harness per input the engine reads (protocol sessions, SGF, proofs,
+//!   models, records, options), shared by the fuzz targets in `fuzz/` and the corpus replay
+//!   test; the top layer.
 
 pub mod arena;
 pub mod cli;
 pub mod engine;
+pub mod fuzzing;
 pub mod game;
 pub mod nn;
 pub mod proof;

@@ -201,10 +201,11 @@ fn gomocup_options(c: &EngineConfig, solver_player: bool) -> gomocup::Options {
     }
 }
 
-fn run_gomocup(
+fn run_gomocup<W: std::io::Write>(
     g: &GlobalOpts,
     input: crossbeam::channel::Receiver<Input>,
     prefix: Vec<Input>,
+    out: W,
 ) -> i32 {
     let c = EngineConfig::from_global(g);
     // The model must fit the standard 15x15 board (other START sizes solve without it).
@@ -234,11 +235,10 @@ fn run_gomocup(
             g.player
         );
     }
-    let stdout = std::io::stdout();
     gomocup::run(
         input,
         prefix,
-        stdout.lock(),
+        out,
         player,
         gomocup_options(&c, solver_player),
     )
@@ -252,11 +252,12 @@ fn seconds(name: &str, s: f64) -> Result<std::time::Duration, String> {
     }
 }
 
-fn run_gtp(
+fn run_gtp<W: std::io::Write>(
     g: &GlobalOpts,
     a: &GtpArgs,
     input: crossbeam::channel::Receiver<Input>,
     prefix: Vec<Input>,
+    out: W,
 ) -> i32 {
     let c = EngineConfig::from_global(g);
     let solver = match gtp::parse_solver(&a.solver) {
@@ -287,7 +288,6 @@ fn run_gtp(
         }
     };
     let mut opts = opts;
-    let out = std::io::stdout().lock();
     match a.game.to_ascii_lowercase().as_str() {
         "killallgo" | "killall-go" => {
             let size = a.size.unwrap_or(9);
@@ -343,8 +343,11 @@ fn run_gtp(
 /// answers garbage with UNKNOWN) is assumed.
 const DETECT_LINES: usize = 16;
 
-fn run_detected(g: &GlobalOpts) -> i32 {
-    let input = spawn_line_reader(std::io::stdin());
+fn run_detected<W: std::io::Write>(
+    g: &GlobalOpts,
+    input: crossbeam::channel::Receiver<Input>,
+    out: W,
+) -> i32 {
     let mut prefix = Vec::new();
     let mut proto = None;
     while proto.is_none() && prefix.len() < DETECT_LINES {
@@ -361,8 +364,25 @@ fn run_detected(g: &GlobalOpts) -> i32 {
         }
     }
     match proto.unwrap_or(Protocol::Gomocup) {
-        Protocol::Gomocup => run_gomocup(g, input, prefix),
-        Protocol::Gtp => run_gtp(g, &GtpArgs::default(), input, prefix),
+        Protocol::Gomocup => run_gomocup(g, input, prefix, out),
+        Protocol::Gtp => run_gtp(g, &GtpArgs::default(), input, prefix, out),
+    }
+}
+
+/// Runs the protocol session that `cli` asks for (no subcommand: detected from the first
+/// lines; `gomocup`; `gtp`) on `input`, writing to `out`, exactly as the binary does on
+/// stdin/stdout (minus logging set-up); `None` when `cli` names another subcommand. The
+/// option-parser fuzz target ([`crate::fuzzing`]) drives parsed command lines through here.
+pub fn run_protocol<W: std::io::Write>(
+    cli: &Cli,
+    input: crossbeam::channel::Receiver<Input>,
+    out: W,
+) -> Option<i32> {
+    match &cli.cmd {
+        None => Some(run_detected(&cli.global, input, out)),
+        Some(Cmd::Gomocup) => Some(run_gomocup(&cli.global, input, Vec::new(), out)),
+        Some(Cmd::Gtp(a)) => Some(run_gtp(&cli.global, a, input, Vec::new(), out)),
+        Some(_) => None,
     }
 }
 
@@ -388,10 +408,14 @@ pub fn main() -> i32 {
     };
     init_logging(cli.global.log_level);
     match cli.cmd {
-        None => run_detected(&cli.global),
+        None => run_detected(
+            &cli.global,
+            spawn_line_reader(std::io::stdin()),
+            std::io::stdout().lock(),
+        ),
         Some(Cmd::Gomocup) => {
             let input = spawn_line_reader(std::io::stdin());
-            run_gomocup(&cli.global, input, Vec::new())
+            run_gomocup(&cli.global, input, Vec::new(), std::io::stdout().lock())
         }
         Some(Cmd::Bench(a)) => bench::run(a, cli.global.nodes),
         Some(Cmd::Match(a)) => arena_cmd::run(a, &EngineConfig::from_global(&cli.global)),
@@ -424,7 +448,7 @@ pub fn main() -> i32 {
         }
         Some(Cmd::Gtp(a)) => {
             let input = spawn_line_reader(std::io::stdin());
-            run_gtp(&cli.global, &a, input, Vec::new())
+            run_gtp(&cli.global, &a, input, Vec::new(), std::io::stdout().lock())
         }
     }
 }

@@ -31,6 +31,11 @@ pub const FLAG_NO_COST: u8 = 8;
 /// Bytes of a record before the planes: game u32, ply u16, to_move u8, flags u8, six f32.
 pub const FIXED_BYTES: usize = 32;
 
+/// Largest record a file may declare (a 32x32 board with 64 planes and 1025 actions is
+/// about 12 KB): the reader decodes the planes to one `f32` per bit, so this bounds its
+/// memory per record.
+pub const MAX_RECORD_BYTES: usize = 1 << 20;
+
 /// The file header (JSON).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Header {
@@ -58,6 +63,17 @@ impl Header {
     /// The record size for these shapes.
     pub fn record_size(planes: usize, board_size: usize, actions: usize) -> usize {
         FIXED_BYTES + (planes * board_size * board_size).div_ceil(8) + 4 * actions
+    }
+
+    /// [`Header::record_size`] for shapes read from a file: `None` when they overflow or
+    /// exceed [`MAX_RECORD_BYTES`] (a header with wrapping shapes could otherwise claim a
+    /// size its records do not have).
+    pub fn checked_record_size(planes: usize, board_size: usize, actions: usize) -> Option<usize> {
+        let bits = planes.checked_mul(board_size)?.checked_mul(board_size)?;
+        let size = FIXED_BYTES
+            .checked_add(bits.div_ceil(8))?
+            .checked_add(actions.checked_mul(4)?)?;
+        (size <= MAX_RECORD_BYTES).then_some(size)
     }
 
     fn input_len(&self) -> usize {
@@ -208,8 +224,10 @@ pub fn read_header(path: &Path) -> Result<(Header, u64), RecordError> {
     if h.format != FORMAT {
         return Err(bad(&format!("format {:?}, expected {FORMAT:?}", h.format)));
     }
-    if h.record_bytes != Header::record_size(h.planes, h.board_size, h.actions) {
-        return Err(bad("record_bytes does not match the shapes"));
+    match Header::checked_record_size(h.planes, h.board_size, h.actions) {
+        Some(n) if n == h.record_bytes => {}
+        Some(_) => return Err(bad("record_bytes does not match the shapes")),
+        None => return Err(bad("shapes too large")),
     }
     Ok((h, 12 + len as u64))
 }
@@ -407,5 +425,31 @@ mod tests {
         assert!(RecordWriter::open(&p, &other).is_err());
         std::fs::write(&p, b"garbage").unwrap();
         assert!(read_header(&p).is_err());
+    }
+
+    /// Shapes whose size overflows (or is absurd) are refused by the reader instead of
+    /// wrapping to a small size that the records do not have (found while fuzzing the
+    /// reader; the input is fuzz/regressions/record/wrapping_shapes_accepted).
+    #[test]
+    fn overflowing_shapes_are_refused() {
+        assert_eq!(
+            Header::checked_record_size(18, 9, 82),
+            Some(Header::record_size(18, 9, 82))
+        );
+        assert_eq!(Header::checked_record_size(1 << 32, 1 << 16, 1), None);
+        assert_eq!(Header::checked_record_size(1, 1, usize::MAX / 2), None);
+        assert_eq!(Header::checked_record_size(64, 1 << 10, 1), None);
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("wrap.bin");
+        let js = br#"{"format":"pcn-selfplay-v1","game":"killallgo","rule":"killallgo-9x9","board_size":65536,"planes":4294967296,"actions":1,"bins":500,"proof_color":"W","record_bytes":36}"#;
+        let mut b = MAGIC.to_vec();
+        b.extend_from_slice(&(js.len() as u32).to_le_bytes());
+        b.extend_from_slice(js);
+        b.extend_from_slice(&[0u8; 72]);
+        std::fs::write(&p, &b).unwrap();
+        match read_header(&p) {
+            Err(RecordError::Bad { reason, .. }) => assert_eq!(reason, "shapes too large"),
+            other => panic!("accepted: {other:?}"),
+        }
     }
 }

@@ -109,7 +109,8 @@ impl Rule {
         }
     }
 
-    fn five_rule(self) -> FiveRule {
+    /// The five rule behind this rule's pattern tables.
+    pub fn five_rule(self) -> FiveRule {
         let (exact, caro) = match self {
             Rule::Freestyle | Rule::FourT => ([false, false], false),
             Rule::Exact => ([true, true], false),

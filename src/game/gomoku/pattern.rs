@@ -242,16 +242,25 @@ static TABLES: [OnceCell<Box<[u16]>>; 5] = [
     OnceCell::new(),
 ];
 
-/// The shared table for a five rule (built on first use; about 0.2 s for the wide ones).
-pub fn table(rule: FiveRule) -> &'static [u16] {
-    let slot = match (rule.exact, rule.caro, rule.narrow) {
+fn table_slot(rule: &FiveRule) -> usize {
+    match (rule.exact, rule.caro, rule.narrow) {
         (_, false, true) => 0,
         ([true, true], false, _) => 1,
         ([true, false], false, _) => 2,
         ([false, false], true, _) => 3,
         _ => 4,
-    };
-    TABLES[slot].get_or_init(|| build(rule))
+    }
+}
+
+/// The shared table for a five rule (built on first use; about 0.2 s for the wide ones).
+pub fn table(rule: FiveRule) -> &'static [u16] {
+    TABLES[table_slot(&rule)].get_or_init(|| build(rule))
+}
+
+/// Whether the table for `rule` has been built already (the Gomocup front end builds them
+/// all at START, so that no move pays for one).
+pub fn table_built(rule: FiveRule) -> bool {
+    TABLES[table_slot(&rule)].get().is_some()
 }
 
 /// 4T completion points in one direction, per narrow line key (offsets ±4, the centre holding

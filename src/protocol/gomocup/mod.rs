@@ -243,6 +243,20 @@ pub fn run<W: Write>(
     searcher: Box<dyn Searcher<Gomoku>>,
     opts: Options,
 ) -> i32 {
+    // Every rule's pattern tables, built in the background from the start (about 0.25 s of
+    // CPU, once per process): managers such as c-gomoku-cli send `INFO rule` after START's
+    // OK with the first BEGIN/BOARD right behind it, so a table built on `INFO rule` was paid
+    // for by the first move (the soak of 2026-12-01 saw 110-350 ms first moves at 100 ms a
+    // move under exact five and renju). Not at START: building them all there once made a
+    // brain on a loaded machine miss c-gomoku-cli's 3 s START deadline. A table still being
+    // built when the game needs it is waited for, not built twice.
+    let _ = std::thread::Builder::new()
+        .name("pcn-tables".into())
+        .spawn(|| {
+            for rule in Rule::ALL {
+                let _ = Gomoku::new(MIN_SIZE, MIN_SIZE, rule);
+            }
+        });
     let engine = Engine::new(searcher);
     engine.set_memory(opts.memory_bytes);
     if let Some(t) = opts.threads {
@@ -603,8 +617,9 @@ impl<W: Write> Session<W> {
     fn start(&mut self, w: i64, h: i64) {
         let ok = (MIN_SIZE as i64..=MAX_SIZE as i64).contains(&w)
             && (MIN_SIZE as i64..=MAX_SIZE as i64).contains(&h);
-        // Building the board here also builds the rule's pattern tables (lazily, once), so
-        // the first move does not pay for them.
+        // Building the board here also builds the rule's pattern tables (lazily, once); the
+        // other rules' tables are being built in the background since the brain started
+        // (see `run`).
         match Gomoku::new(w as usize, h as usize, self.rule) {
             Ok(g) if ok => {
                 self.game = Some(g);

@@ -1,0 +1,17 @@
+//! Fuzz target `gtp`: [`pcn::fuzzing::gtp_session`] (see its docs for what the bytes are and
+//! what is checked).
+#![no_main]
+
+libfuzzer_sys::fuzz_target!(
+    // Every rule's pattern table and one seed first, outside the timed inputs: the engine
+    // builds its pattern, threat and evaluation tables lazily on first use, which takes
+    // seconds under the sanitizer and would otherwise be reported as a hang of whichever
+    // input comes first.
+    init: {
+        for rule in pcn::game::gomoku::Rule::ALL {
+            let _ = pcn::game::gomoku::Gomoku::new(15, 15, rule);
+        }
+        pcn::fuzzing::gtp_session(include_bytes!("../corpus/gtp/killallgo9_loadsgf"))
+    },
+    |data: &[u8]| pcn::fuzzing::gtp_session(data)
+);
