@@ -371,6 +371,7 @@ pub mod config;
 pub mod nnbench;
 
 pub mod selfplay;
+pub mod job_worker;
 pub mod solve;
 pub mod train;
 pub mod verify;
