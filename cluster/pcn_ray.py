@@ -301,15 +301,10 @@ def import_ray():
 def start_ray(ray, ray_opts):
     """Joins --address or starts a local cluster: loopback only, token authentication, no
     dashboard, a small object store."""
-    os.environ.setdefault("RAY_AUTH_MODE", "token")
     address = ray_opts.get("--address")
     if address:
         ray.init(address=address, logging_level="ERROR", log_to_driver=False)
         return
-    if os.environ.get("RAY_AUTH_MODE") == "token" and not (
-            os.environ.get("RAY_AUTH_TOKEN") or os.environ.get("RAY_AUTH_TOKEN_PATH")):
-        # A token for this run's cluster only (nothing is written under ~/.ray).
-        os.environ["RAY_AUTH_TOKEN"] = secrets.token_hex(32)
     cpus = int(ray_opts.get("--cpus") or os.cpu_count() or 1)
     store = int(ray_opts.get("--object-store-mb") or 100) << 20
     ray.init(num_cpus=cpus, include_dashboard=False, object_store_memory=store,
@@ -539,8 +534,8 @@ def cmd_prove(ray, ray_opts, pcn_opts, paths, pcn):
     worker_argv = ["solve", "--job-worker"] + flatten(
         pcn_opts, drop=("--workers", "--proof-dir", "--job-nodes", "--job-top", "--job-growth",
                         "--job-split", "--nodes"))
-    manager_argv = [pcn] + flatten(pcn_opts, drop=("--workers",)) + [
-        "--workers", str(n), "solve", "--job-link", "stdio", paths[0]]
+    manager_argv = [pcn, "solve"] + flatten(pcn_opts, drop=("--workers",)) + [
+        "--workers", str(n), "--job-link", "stdio", paths[0]]
     if opt(pcn_opts, "--proof-dir"):
         os.makedirs(opt(pcn_opts, "--proof-dir"), exist_ok=True)
     start_ray(ray, ray_opts)
@@ -669,6 +664,12 @@ def main(argv=None):
             raise UsageError(missing)
         if cmd not in ("solve", "prove"):
             raise UsageError(f"unknown command {cmd} (solve or prove)")
+        # Ray reads its authentication settings when it is imported.
+        os.environ.setdefault("RAY_AUTH_MODE", "token")
+        if (not ray_opts.get("--address") and os.environ["RAY_AUTH_MODE"] == "token"
+                and not (os.environ.get("RAY_AUTH_TOKEN") or os.environ.get("RAY_AUTH_TOKEN_PATH"))):
+            # A token for this run's own cluster only (nothing is written under ~/.ray).
+            os.environ["RAY_AUTH_TOKEN"] = secrets.token_hex(32)
         ray = import_ray()
         if cmd == "solve":
             return cmd_solve(ray, ray_opts, pcn_opts, paths, pcn)
