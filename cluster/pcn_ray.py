@@ -298,12 +298,21 @@ def import_ray():
                          ".tools/ray (and cluster/pcn-ray finds it there)")
 
 
+def loopback(address):
+    host = address.rsplit(":", 1)[0].strip("[]")
+    return host in ("127.0.0.1", "localhost", "::1")
+
+
 def start_ray(ray, ray_opts):
     """Joins --address or starts a local cluster: loopback only, token authentication, no
     dashboard, a small object store."""
     address = ray_opts.get("--address")
     if address:
-        ray.init(address=address, logging_level="ERROR", log_to_driver=False)
+        if loopback(address):
+            ray.init(address=address, logging_level="ERROR", log_to_driver=False,
+                     _node_ip_address="127.0.0.1")
+        else:
+            ray.init(address=address, logging_level="ERROR", log_to_driver=False)
         return
     cpus = int(ray_opts.get("--cpus") or os.cpu_count() or 1)
     store = int(ray_opts.get("--object-store-mb") or 100) << 20
@@ -543,7 +552,10 @@ def cmd_prove(ray, ray_opts, pcn_opts, paths, pcn):
     actors = [None] * n
     try:
         preflight(ray, pcn, opt(pcn_opts, "--net"))
-        Worker = worker_class(ray).options(num_cpus=threads, num_gpus=gpus, max_restarts=0)
+        # SPREAD: workers on different nodes where the resources allow, so that losing a
+        # node loses few of them.
+        Worker = worker_class(ray).options(num_cpus=threads, num_gpus=gpus, max_restarts=0,
+                                           scheduling_strategy="SPREAD")
         budget = [int(ray_opts.get("--replacements", 3))] * n
         restarts = 3
         for k in range(n):
@@ -664,6 +676,11 @@ def main(argv=None):
             raise UsageError(missing)
         if cmd not in ("solve", "prove"):
             raise UsageError(f"unknown command {cmd} (solve or prove)")
+        if ray_opts.get("--address") and loopback(ray_opts["--address"]):
+            # A cluster on loopback (tests, one machine): Ray would otherwise replace
+            # 127.0.0.1 in the address by this machine's outside address, where nothing of
+            # a loopback cluster listens. This setting makes its "node address" loopback.
+            os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
         # Ray reads its authentication settings when it is imported.
         os.environ.setdefault("RAY_AUTH_MODE", "token")
         if (not ray_opts.get("--address") and os.environ["RAY_AUTH_MODE"] == "token"
