@@ -89,7 +89,7 @@ def our_processes():
             continue
         if (("job-worker" in cmd or "job-link" in cmd or "pcn-ray-" in cmd) and PCN in cmd) or \
            "gcs_server" in cmd or "/raylet" in cmd or "default_worker.py" in cmd:
-            found.append((int(pid), cmd[:120]))
+            found.append((int(pid), cmd))
     return found
 
 
@@ -316,7 +316,7 @@ def main():
             os.kill(pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
-    check("nothing is left running", not left, left)
+    check("nothing is left running", not left, [(p, c[:120]) for p, c in left])
     if failures:
         print(f"cluster tests: {len(failures)} FAILED: {failures}")
         return 1
