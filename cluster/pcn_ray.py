@@ -316,7 +316,8 @@ def start_ray(ray, ray_opts):
         return
     cpus = int(ray_opts.get("--cpus") or os.cpu_count() or 1)
     store = int(ray_opts.get("--object-store-mb") or 100) << 20
-    ray.init(num_cpus=cpus, include_dashboard=False, object_store_memory=store,
+    # address="local": a new cluster, never one that `ray start` left on this machine.
+    ray.init(address="local", num_cpus=cpus, include_dashboard=False, object_store_memory=store,
              _node_ip_address="127.0.0.1", logging_level="ERROR", log_to_driver=False)
 
 
@@ -676,10 +677,11 @@ def main(argv=None):
             raise UsageError(missing)
         if cmd not in ("solve", "prove"):
             raise UsageError(f"unknown command {cmd} (solve or prove)")
-        if ray_opts.get("--address") and loopback(ray_opts["--address"]):
-            # A cluster on loopback (tests, one machine): Ray would otherwise replace
-            # 127.0.0.1 in the address by this machine's outside address, where nothing of
-            # a loopback cluster listens. This setting makes its "node address" loopback.
+        if not ray_opts.get("--address") or loopback(ray_opts["--address"]):
+            # A cluster on this machine only (our own local one, or one on loopback): Ray
+            # would otherwise replace 127.0.0.1 by the machine's outside address, and a
+            # cluster it starts would listen on every interface. This setting (Ray's
+            # single-machine mode, as on macOS and Windows) keeps everything on loopback.
             os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
         # Ray reads its authentication settings when it is imported.
         os.environ.setdefault("RAY_AUTH_MODE", "token")

@@ -39,8 +39,20 @@ fn threads_run(name: &str) -> (serde_json::Value, String) {
     let dir = tmp_dir(name);
     let f = problem();
     let args = [
-        "--net", "none", "--workers", "2", "--nodes", "300000", "solve", "--time", "900", "--job-nodes", "1000",
-        "--proof-dir", dir.to_str().unwrap(), &f,
+        "--net",
+        "none",
+        "--workers",
+        "2",
+        "--nodes",
+        "300000",
+        "solve",
+        "--time",
+        "900",
+        "--job-nodes",
+        "1000",
+        "--proof-dir",
+        dir.to_str().unwrap(),
+        &f,
     ];
     let (out, err, code) = run_pcn_text(&args, "", Duration::from_secs(300));
     assert_eq!(code, 0, "{err}");
@@ -60,8 +72,22 @@ fn spawned_worker_processes_answer_like_threads() {
     let dir = tmp_dir("jlproc_spawn");
     let f = problem();
     let args = [
-        "--net", "none", "--workers", "2", "--nodes", "300000", "solve", "--time", "900", "--job-nodes", "1000",
-        "--job-link", "spawn", "--proof-dir", dir.to_str().unwrap(), &f,
+        "--net",
+        "none",
+        "--workers",
+        "2",
+        "--nodes",
+        "300000",
+        "solve",
+        "--time",
+        "900",
+        "--job-nodes",
+        "1000",
+        "--job-link",
+        "spawn",
+        "--proof-dir",
+        dir.to_str().unwrap(),
+        &f,
     ];
     let (out, err, code) = run_pcn_text(&args, "", Duration::from_secs(300));
     assert_eq!(code, 0, "{err}");
@@ -73,7 +99,11 @@ fn spawned_worker_processes_answer_like_threads() {
     assert_eq!(got["jobs"]["sent"], want["jobs"]["sent"], "{got}");
     assert!(got["jobs"]["sent"].as_u64().unwrap() > 20, "{got}");
     let p = got["proof"].as_str().expect("a proof");
-    assert_eq!(std::fs::read_to_string(p).unwrap(), want_proof, "the proofs differ");
+    assert_eq!(
+        std::fs::read_to_string(p).unwrap(),
+        want_proof,
+        "the proofs differ"
+    );
     verify(p);
 }
 
@@ -119,8 +149,22 @@ fn relayed_workers_survive_a_killed_worker() {
     let f = problem();
     let mut manager = Command::new(env!("CARGO_BIN_EXE_pcn"))
         .args([
-            "--net", "none", "--workers", "2", "--nodes", "300000", "solve", "--time", "900", "--job-nodes", "1000",
-            "--job-link", "stdio", "--proof-dir", dir.to_str().unwrap(), &f,
+            "--net",
+            "none",
+            "--workers",
+            "2",
+            "--nodes",
+            "300000",
+            "solve",
+            "--time",
+            "900",
+            "--job-nodes",
+            "1000",
+            "--job-link",
+            "stdio",
+            "--proof-dir",
+            dir.to_str().unwrap(),
+            &f,
         ])
         .current_dir(root())
         .stdin(Stdio::piped())
@@ -143,14 +187,18 @@ fn relayed_workers_survive_a_killed_worker() {
         }
         let _ = mtx.send(Heard::Manager(None));
     });
-    let mut workers: Vec<(Child, ChildStdin)> = (0..2).map(|k| start_worker(k, tx.clone())).collect();
+    let mut workers: Vec<(Child, ChildStdin)> =
+        (0..2).map(|k| start_worker(k, tx.clone())).collect();
     let mut json = Vec::new();
     let mut answers = 0;
     let mut killed = false;
     let mut restarted = false;
     let t0 = Instant::now();
     loop {
-        assert!(t0.elapsed() < Duration::from_secs(300), "the relayed solve hangs");
+        assert!(
+            t0.elapsed() < Duration::from_secs(300),
+            "the relayed solve hangs"
+        );
         match rx.recv_timeout(Duration::from_secs(60)).expect("silence") {
             Heard::Manager(None) => break,
             Heard::Manager(Some(l)) => {
@@ -189,7 +237,10 @@ fn relayed_workers_survive_a_killed_worker() {
         drop(stdin);
         common::wait_exit(&mut c, Duration::from_secs(30));
     }
-    assert!(killed && restarted, "the run ended before the kill ({answers} answers)");
+    assert!(
+        killed && restarted,
+        "the run ended before the kill ({answers} answers)"
+    );
     assert_eq!(json.len(), 1, "{json:?}");
     let got: serde_json::Value = serde_json::from_str(&json[0]).unwrap();
     for k in ["result", "move", "nodes"] {
@@ -198,7 +249,11 @@ fn relayed_workers_survive_a_killed_worker() {
     assert!(got["jobs"]["lost_workers"].as_u64().unwrap() >= 1, "{got}");
     assert!(got["jobs"]["resent"].as_u64().unwrap() >= 1, "{got}");
     let p = got["proof"].as_str().expect("a proof");
-    assert_eq!(std::fs::read_to_string(p).unwrap(), want_proof, "the proofs differ");
+    assert_eq!(
+        std::fs::read_to_string(p).unwrap(),
+        want_proof,
+        "the proofs differ"
+    );
     verify(p);
 }
 
@@ -264,7 +319,10 @@ fn a_worker_process_survives_bad_lines() {
     writeln!(stdin, "quit").unwrap();
     assert_eq!(common::wait_exit(&mut c, Duration::from_secs(30)), 0);
     assert_eq!(heard[0], FromWorker::Ready);
-    let errors = heard.iter().filter(|m| matches!(m, FromWorker::Error(_))).count();
+    let errors = heard
+        .iter()
+        .filter(|m| matches!(m, FromWorker::Error(_)))
+        .count();
     assert!(errors >= 4, "{heard:?}");
     let failed: Vec<u64> = heard
         .iter()

@@ -77,7 +77,10 @@ pub fn serve(args: SolveArgs) -> i32 {
                 match r.read_line(&mut buf) {
                     Ok(0) | Err(_) => return,
                     Ok(_) => {
-                        if tx.send(buf.trim_end_matches(['\r', '\n']).to_string()).is_err() {
+                        if tx
+                            .send(buf.trim_end_matches(['\r', '\n']).to_string())
+                            .is_err()
+                        {
                             return;
                         }
                     }
@@ -110,7 +113,10 @@ pub fn serve(args: SolveArgs) -> i32 {
                 } => {
                     if worker_lost {
                         // The thread could not make its solver: this process is of no use.
-                        say(&FromWorker::Failed { id, why: why.clone() });
+                        say(&FromWorker::Failed {
+                            id,
+                            why: why.clone(),
+                        });
                         say(&FromWorker::Lost(why));
                         return EXIT_START;
                     }
@@ -135,7 +141,9 @@ fn say(m: &FromWorker) -> bool {
     let mut out = std::io::stdout().lock();
     let mut text = m.encode();
     text.push('\n');
-    out.write_all(text.as_bytes()).and_then(|()| out.flush()).is_ok()
+    out.write_all(text.as_bytes())
+        .and_then(|()| out.flush())
+        .is_ok()
 }
 
 /// Which game the current problem is.
@@ -247,7 +255,10 @@ impl Worker {
                 self.current = Some(Current::Gomoku);
                 if self.gomoku.is_none() {
                     match self.net_for(&g) {
-                        Ok(n) => self.gomoku = Some(one_thread(self.choice, &self.opts, n.as_ref(), memory)),
+                        Ok(n) => {
+                            self.gomoku =
+                                Some(one_thread(self.choice, &self.opts, n.as_ref(), memory))
+                        }
                         Err(e) => return self.begin_failed(e),
                     }
                 }
@@ -260,7 +271,10 @@ impl Worker {
                 self.current = Some(Current::KillallGo);
                 if self.killallgo.is_none() {
                     match self.net_for(&g) {
-                        Ok(n) => self.killallgo = Some(one_thread(self.choice, &self.opts, n.as_ref(), memory)),
+                        Ok(n) => {
+                            self.killallgo =
+                                Some(one_thread(self.choice, &self.opts, n.as_ref(), memory))
+                        }
                         Err(e) => return self.begin_failed(e),
                     }
                 }

@@ -958,7 +958,12 @@ impl Run {
         );
         let mut opts = self.opts.clone();
         opts.jobs.workers = workers;
-        registry::build_job_level_over::<G>(self.choice, &opts, self.net.as_ref(), Box::new(transport))
+        registry::build_job_level_over::<G>(
+            self.choice,
+            &opts,
+            self.net.as_ref(),
+            Box::new(transport),
+        )
     }
 
     /// The Killall-Go knowledge rules of `--benson` and `--own-eye-ban`.

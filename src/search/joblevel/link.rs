@@ -68,7 +68,11 @@ impl<G: SolverGame> LinkTransport<G> {
     /// A transport over `link`, whose workers' lines arrive on `events`; `describe` writes
     /// the root of each problem for the `begin` line. All workers count as alive until they
     /// are heard to be gone.
-    pub fn new(link: Box<dyn Link>, events: Receiver<LinkEvent>, describe: RootDescriber<G>) -> Self {
+    pub fn new(
+        link: Box<dyn Link>,
+        events: Receiver<LinkEvent>,
+        describe: RootDescriber<G>,
+    ) -> Self {
         let n = link.count();
         LinkTransport {
             link,
@@ -373,7 +377,11 @@ impl SpawnLink {
     /// stdin and stdout piped (stderr is inherited, so their logs reach ours). Returns the
     /// link and the receiver of the workers' lines. A worker that cannot start is reported
     /// closed at once.
-    pub fn spawn(program: &std::path::Path, args: &[String], count: usize) -> (SpawnLink, Receiver<LinkEvent>) {
+    pub fn spawn(
+        program: &std::path::Path,
+        args: &[String],
+        count: usize,
+    ) -> (SpawnLink, Receiver<LinkEvent>) {
         let (tx, rx) = channel::unbounded();
         let mut children = Vec::new();
         for w in 0..count {

@@ -135,7 +135,10 @@ fn unhex(s: &str) -> Option<String> {
 }
 
 fn moves(path: &[Move]) -> String {
-    path.iter().map(|m| m.to_string()).collect::<Vec<_>>().join(",")
+    path.iter()
+        .map(|m| m.to_string())
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 fn result_word(r: SolveResult) -> &'static str {
@@ -205,7 +208,11 @@ impl ToWorker {
     pub fn encode(&self) -> String {
         match self {
             ToWorker::Begin { prover, problem } => {
-                format!("begin prover={} problem={}", color_letter(*prover), hex(problem))
+                format!(
+                    "begin prover={} problem={}",
+                    color_letter(*prover),
+                    hex(problem)
+                )
             }
             ToWorker::Job(j) => {
                 let th = j
@@ -279,8 +286,11 @@ impl FromWorker {
                     s.push_str(&format!(" numbers={p},{d}"));
                 }
                 if !a.children.is_empty() {
-                    let c: Vec<String> =
-                        a.children.iter().map(|(m, p, d)| format!("{m}:{p}:{d}")).collect();
+                    let c: Vec<String> = a
+                        .children
+                        .iter()
+                        .map(|(m, p, d)| format!("{m}:{p}:{d}"))
+                        .collect();
                     s.push_str(&format!(" children={}", c.join(",")));
                 }
                 if let Some(p) = &a.proof {
@@ -300,8 +310,10 @@ impl FromWorker {
         let (word, kv) = split(line)?;
         let f = Fields { kv: &kv, line };
         let why = |f: &Fields| -> Result<String, WireError> {
-            Ok(f.opt("why", |s| Ok(unhex(s).unwrap_or_else(|| s.to_string())))?
-                .unwrap_or_default())
+            Ok(
+                f.opt("why", |s| Ok(unhex(s).unwrap_or_else(|| s.to_string())))?
+                    .unwrap_or_default(),
+            )
         };
         Ok(match word {
             "ready" => FromWorker::Ready,
@@ -406,7 +418,8 @@ impl Fields<'_> {
 }
 
 fn parse_num(s: &str) -> Result<u64, String> {
-    s.parse::<u64>().map_err(|_| format!("'{}' is not a number", clip(s)))
+    s.parse::<u64>()
+        .map_err(|_| format!("'{}' is not a number", clip(s)))
 }
 
 fn parse_bool(s: &str) -> Result<bool, String> {
@@ -423,11 +436,15 @@ fn parse_pair(s: &str) -> Result<(u64, u64), String> {
 }
 
 fn parse_move(s: &str) -> Result<Move, String> {
-    s.parse::<Move>().map_err(|_| format!("'{}' is not a move", clip(s)))
+    s.parse::<Move>()
+        .map_err(|_| format!("'{}' is not a move", clip(s)))
 }
 
 fn parse_moves(s: &str) -> Result<Vec<Move>, String> {
-    s.split(',').filter(|t| !t.is_empty()).map(parse_move).collect()
+    s.split(',')
+        .filter(|t| !t.is_empty())
+        .map(parse_move)
+        .collect()
 }
 
 fn parse_children(s: &str) -> Result<Vec<(Move, u64, u64)>, String> {
@@ -436,7 +453,9 @@ fn parse_children(s: &str) -> Result<Vec<(Move, u64, u64)>, String> {
         .map(|t| {
             let mut it = t.split(':');
             match (it.next(), it.next(), it.next(), it.next()) {
-                (Some(m), Some(p), Some(d), None) => Ok((parse_move(m)?, parse_num(p)?, parse_num(d)?)),
+                (Some(m), Some(p), Some(d), None) => {
+                    Ok((parse_move(m)?, parse_num(p)?, parse_num(d)?))
+                }
                 _ => Err(format!("child '{}' is not move:pn:dn", clip(t))),
             }
         })
