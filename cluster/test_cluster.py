@@ -46,8 +46,12 @@ MARK = "PCN_CLUSTER_TEST=" + secrets.token_hex(8)
 os.environ["PCN_CLUSTER_TEST"] = MARK.split("=", 1)[1]
 os.environ["RAY_AUTH_TOKEN"] = secrets.token_hex(32)
 
-import ray  # noqa: E402  (after the token settings, which Ray reads at import)
-from ray.cluster_utils import Cluster  # noqa: E402
+try:
+    import ray  # noqa: E402  (after the token settings, which Ray reads at import)
+    from ray.cluster_utils import Cluster  # noqa: E402
+except ImportError:
+    print("NOTICE: ray is not importable (make cluster-tools): cluster tests skipped")
+    sys.exit(0)
 
 failures = []
 
