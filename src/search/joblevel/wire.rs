@@ -124,7 +124,7 @@ fn hex(s: &str) -> String {
 }
 
 fn unhex(s: &str) -> Option<String> {
-    if s.len() % 2 != 0 {
+    if !s.len().is_multiple_of(2) {
         return None;
     }
     let bytes: Option<Vec<u8>> = (0..s.len())
@@ -376,11 +376,14 @@ fn pair(i: &str) -> Res<'_, (&str, &str)> {
 }
 
 /// A message word and its `key=value` tokens.
-fn message(i: &str) -> Res<'_, (&str, Vec<(&str, &str)>)> {
+type Message<'a> = (&'a str, Vec<(&'a str, &'a str)>);
+
+/// Reads a [`Message`].
+fn message(i: &str) -> Res<'_, Message<'_>> {
     (take_while1(is_word), many0(pair)).parse(i)
 }
 
-fn split(line: &str) -> Result<(&str, Vec<(&str, &str)>), WireError> {
+fn split(line: &str) -> Result<Message<'_>, WireError> {
     if line.len() > MAX_LINE {
         return Err(bad(line, "line too long".into()));
     }
