@@ -3,7 +3,7 @@
 CARGO ?= cargo
 RELEASE := target/release/pcn
 
-.PHONY: all build build-cuda run test test-cuda engines bench bench-nn bench-openvino gauntlet device-bundle fmt clippy clean torch train fuzz soak
+.PHONY: all build build-cuda run test test-cuda test-cluster cluster-tools engines bench bench-nn bench-openvino gauntlet device-bundle fmt clippy clean torch train fuzz soak
 
 all: build
 
@@ -85,6 +85,31 @@ test-cuda: $(NVRTC_TOOLS)/.nvrtc-$(NVRTC_VERSION)
 	  echo "NOTICE: $(SHARED) data or python3 absent: scripts/device_check.sh --dry-run skipped"; \
 	fi
 
+RAY_TOOLS := .tools/ray
+RAY_VERSION := 2.60.0
+
+# Ray (about 260 MB) under .tools/ray for cluster/pcn-ray and its tests (docs/cluster.md);
+# without pip or a package index the cluster tests are skipped with a notice.
+$(RAY_TOOLS)/.ray-$(RAY_VERSION):
+	@mkdir -p $(RAY_TOOLS)
+	@if python3 -m pip install --quiet --disable-pip-version-check --upgrade --target $(RAY_TOOLS) \
+	     ray==$(RAY_VERSION) >$(RAY_TOOLS)/pip.log 2>&1; then \
+	  touch $@; \
+	else \
+	  echo "NOTICE: could not install ray==$(RAY_VERSION) (see $(RAY_TOOLS)/pip.log); the cluster tests will be skipped"; \
+	fi
+
+cluster-tools: $(RAY_TOOLS)/.ray-$(RAY_VERSION)
+
+# pcn-ray against a local two-node Ray cluster on loopback (cluster/test_cluster.py: solve,
+# prove, a killed pcn and a removed node, the listening sockets, nothing left running).
+test-cluster: build cluster-tools
+	@if [ -f $(RAY_TOOLS)/.ray-$(RAY_VERSION) ]; then \
+	  PYTHONPATH=$(CURDIR)/$(RAY_TOOLS) python3 cluster/test_cluster.py $(RELEASE); \
+	else \
+	  echo "NOTICE: ray==$(RAY_VERSION) not installed: cluster tests (cluster/test_cluster.py) skipped"; \
+	fi
+
 TORCH_VERSION := 2.15.0
 TORCH_TOOLS := .tools/torch
 
@@ -113,6 +138,7 @@ test: engines torch $(PY_TOOLS)/.pygomo-$(PYGOMO_VERSION) $(NODE_TOOLS)/.sabaki-
 	sh protocol_tests/install_gnugo.sh
 	$(CARGO) test --release
 	$(MAKE) --no-print-directory test-cuda
+	$(MAKE) --no-print-directory test-cluster
 	@if [ -f $(NODE_TOOLS)/.sabaki-gtp-$(SABAKI_GTP_VERSION) ] && command -v node >/dev/null 2>&1; then \
 	  NODE_PATH=$(NODE_TOOLS)/node_modules node protocol_tests/sabaki/sabaki_client.js $(RELEASE); \
 	else \

@@ -392,6 +392,7 @@ pub mod config;
 pub mod nnbench;
 
 pub mod selfplay;
+pub mod job_worker;
 pub mod solve;
 pub mod train;
 pub mod verify;

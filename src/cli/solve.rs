@@ -20,6 +20,7 @@ use crate::game::gomoku::{Gomoku, Rule};
 use crate::game::killallgo::{KillallGo, KillallGoRules};
 use crate::game::Color;
 use crate::proof::{self, GameKind, MoveTree, ProofHeader};
+use crate::search::joblevel::link::{LinkEvent, LinkTransport, SpawnLink, StdioLink};
 use crate::search::joblevel::{JobOptions, JobStats};
 use crate::search::registry::{self, SolverNet};
 use crate::search::solver::{
@@ -62,8 +63,19 @@ pub enum GameArg {
 #[derive(Args, Debug, Clone)]
 pub struct SolveArgs {
     /// SGF files, directories of `*.sgf` files (sorted numerically), or `-` for stdin.
-    #[arg(required = true)]
+    #[arg(required_unless_present = "job_worker")]
     pub paths: Vec<String>,
+    /// Plumbing (docs/cluster.md): run as one job-level worker process, reading jobs on
+    /// stdin and answering on stdout in the line protocol of `search::joblevel::wire`,
+    /// instead of solving files.
+    #[arg(long, hide = true)]
+    pub job_worker: bool,
+    /// Plumbing (docs/cluster.md): the job-level manager's workers are other processes:
+    /// `spawn` starts `--workers` local `pcn solve --job-worker` processes; `stdio` reaches
+    /// them through this process's stdin and stdout (lines `@<worker> …`), relayed by
+    /// `cluster/pcn-ray prove`.
+    #[arg(long, hide = true, value_enum)]
+    pub job_link: Option<JobLinkArg>,
     /// The game (default: from the SGF: GM[4] Gomoku, GM[1] with SZ[9] or SZ[7] Killall-Go).
     #[arg(long, value_enum)]
     pub game: Option<GameArg>,
@@ -184,6 +196,15 @@ pub struct SolveArgs {
     /// one network batch (`auto`: on with a GPU backend, off on the CPU).
     #[arg(long, value_enum, default_value = "auto")]
     pub children_batch: ChildrenBatchArg,
+}
+
+/// `--job-link` values.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum JobLinkArg {
+    /// Worker processes started here.
+    Spawn,
+    /// Workers reached through stdin/stdout, relayed by someone else.
+    Stdio,
 }
 
 /// `--children-batch` values.
@@ -379,6 +400,11 @@ struct Run {
     auto_path: Option<Option<String>>,
     written: std::collections::HashSet<PathBuf>,
     bar: Option<ProgressBar>,
+    /// `--job-link`: the problem being solved, as the worker processes get it (see
+    /// [`problem_text`]).
+    problem: Arc<std::sync::Mutex<String>>,
+    /// `--job-link stdio`: the lines read from stdin (one reader for the whole run).
+    stdio: Option<crossbeam::channel::Receiver<LinkEvent>>,
 }
 
 /// The network of `--net` (None for `none`, and for `auto`, which is resolved per game,
@@ -408,6 +434,9 @@ fn children_batch(arg: ChildrenBatchArg, net: Option<&SolverNet>) -> bool {
 
 /// Runs `pcn solve`; returns the exit code.
 pub fn run(args: SolveArgs) -> i32 {
+    if args.job_worker {
+        return super::job_worker::serve(args);
+    }
     let net = match open_net(&args) {
         Ok(n) => n,
         Err(e) => {
@@ -415,48 +444,127 @@ pub fn run(args: SolveArgs) -> i32 {
             return EXIT_USAGE;
         }
     };
-    let children_batch = children_batch(args.children_batch, net.as_ref());
+    let (rule, choice, opts) = match options(&args, net.as_ref()) {
+        Ok(x) => x,
+        Err(e) => {
+            eprintln!("pcn solve: {e}");
+            return EXIT_USAGE;
+        }
+    };
+    let limits = Limits {
+        time: Some(Duration::from_secs_f64(args.time)),
+        nodes: args.nodes,
+        depth: None,
+    };
+    let inputs = collect_inputs(&args.paths);
+    let bar = std::io::stderr().is_terminal().then(|| {
+        let b = ProgressBar::new(inputs.len() as u64);
+        if let Ok(style) =
+            ProgressStyle::with_template("{bar:30} {pos}/{len} [{elapsed_precise}] {msg}")
+        {
+            b.set_style(style);
+        }
+        b
+    });
+    let mut run = Run {
+        args,
+        opts,
+        rule,
+        limits,
+        gomoku: None,
+        killallgo: None,
+        choice,
+        net,
+        auto_path: None,
+        written: Default::default(),
+        bar,
+        problem: Default::default(),
+        stdio: None,
+    };
+    let mut records = Vec::with_capacity(inputs.len());
+    for input in &inputs {
+        if let Some(b) = &run.bar {
+            b.set_message(input.name.clone());
+        }
+        let rec = run.solve_one(input);
+        let line = serde_json::to_string(&rec).unwrap_or_else(|e| {
+            format!("{{\"file\":\"?\",\"result\":\"error\",\"error\":\"json: {e}\"}}")
+        });
+        // Stdout is locked per line only: with `--job-link stdio` the link writes its own
+        // lines to stdout between ours.
+        let put = || {
+            let mut stdout = std::io::stdout().lock();
+            let _ = writeln!(stdout, "{line}");
+            let _ = stdout.flush();
+        };
+        if let Some(b) = &run.bar {
+            b.suspend(put);
+            b.inc(1);
+        } else {
+            put();
+        }
+        records.push(rec);
+    }
+    if let Some(b) = &run.bar {
+        b.finish_and_clear();
+    }
+    // The solvers (and with them any worker processes) end before the summary.
+    run.gomoku = None;
+    run.killallgo = None;
+    eprint!("{}", summary_table(&records, &run));
+    let errors = records.iter().any(|r| {
+        r.result == "error"
+            || r.proof_error
+                .as_deref()
+                .is_some_and(|e| e.starts_with("write"))
+    });
+    if errors {
+        EXIT_SOME_ERRORS
+    } else {
+        0
+    }
+}
+
+/// The rule, the solver and the solver options of `args` (the flags checked), for `pcn
+/// solve` and its worker processes alike; warnings about useless flags go to stderr.
+pub(crate) fn options(
+    args: &SolveArgs,
+    net: Option<&SolverNet>,
+) -> Result<(Rule, SolverChoice, SolverOptions), String> {
+    let children_batch = children_batch(args.children_batch, net);
     let Some(rule) = Rule::parse(&args.rule) else {
-        eprintln!(
-            "pcn solve: unknown rule '{}' (expected 4t, freestyle, ndk, exact, renju, caro, caro-exact)",
+        return Err(format!(
+            "unknown rule '{}' (expected 4t, freestyle, ndk, exact, renju, caro, caro-exact)",
             args.rule
-        );
-        return EXIT_USAGE;
+        ));
     };
     let Ok(choice) = SolverChoice::parse(&args.solver) else {
-        eprintln!(
-            "pcn solve: unknown solver '{}' (expected {AUTO_SOLVER}, {})",
+        return Err(format!(
+            "unknown solver '{}' (expected {AUTO_SOLVER}, {})",
             args.solver,
             solver_names().join(", ")
-        );
-        return EXIT_USAGE;
+        ));
     };
     if !(args.time.is_finite() && args.time > 0.0) {
-        eprintln!("pcn solve: --time must be a positive number of seconds");
-        return EXIT_USAGE;
+        return Err("--time must be a positive number of seconds".into());
     }
     if args
         .proof_time
         .is_some_and(|t| !(t.is_finite() && (0.0..=1.0e7).contains(&t)))
     {
-        eprintln!("pcn solve: --proof-time must be 0..=1e7 seconds");
-        return EXIT_USAGE;
+        return Err("--proof-time must be 0..=1e7 seconds".into());
     }
     if !(0.0..=1.0).contains(&args.patterns) {
-        eprintln!("pcn solve: --patterns must be 0..=1");
-        return EXIT_USAGE;
+        return Err("--patterns must be 0..=1".into());
     }
     if !(0.0..=1.0).contains(&args.narrow_patterns) {
-        eprintln!("pcn solve: --narrow-patterns must be 0..=1");
-        return EXIT_USAGE;
+        return Err("--narrow-patterns must be 0..=1".into());
     }
     if !(0.0..=100.0).contains(&args.root_pn) {
-        eprintln!("pcn solve: --root-pn must be 0..=100");
-        return EXIT_USAGE;
+        return Err("--root-pn must be 0..=100".into());
     }
     if !(0.0..=10.0).contains(&args.net_weight) {
-        eprintln!("pcn solve: --net-weight must be 0..=10");
-        return EXIT_USAGE;
+        return Err("--net-weight must be 0..=10".into());
     }
     // What the chosen solver uses, for the warnings below (`auto` differs per game, so it
     // is checked per game when the solver is built).
@@ -470,7 +578,7 @@ pub fn run(args: SolveArgs) -> i32 {
             args.solver, args.threads
         );
     }
-    if net.is_some() && spec.is_some_and(|s| !s.heuristic) {
+    if net.is_some() && !args.job_worker && spec.is_some_and(|s| !s.heuristic) {
         // Plain DFPN orders by mobility only; a network is what makes it focused DFPN.
         eprintln!("pcn solve: dfpn uses no network; --net is ignored (fdfpn is DFPN with it)");
     }
@@ -519,75 +627,8 @@ pub fn run(args: SolveArgs) -> i32 {
         },
         ..SolverOptions::default()
     };
-    if let Err(e) = opts.jobs.check() {
-        eprintln!("pcn solve: {e}");
-        return EXIT_USAGE;
-    }
-    let limits = Limits {
-        time: Some(Duration::from_secs_f64(args.time)),
-        nodes: args.nodes,
-        depth: None,
-    };
-    let inputs = collect_inputs(&args.paths);
-    let bar = std::io::stderr().is_terminal().then(|| {
-        let b = ProgressBar::new(inputs.len() as u64);
-        if let Ok(style) =
-            ProgressStyle::with_template("{bar:30} {pos}/{len} [{elapsed_precise}] {msg}")
-        {
-            b.set_style(style);
-        }
-        b
-    });
-    let mut run = Run {
-        args,
-        opts,
-        rule,
-        limits,
-        gomoku: None,
-        killallgo: None,
-        choice,
-        net,
-        auto_path: None,
-        written: Default::default(),
-        bar,
-    };
-    let mut records = Vec::with_capacity(inputs.len());
-    let mut stdout = std::io::stdout().lock();
-    for input in &inputs {
-        if let Some(b) = &run.bar {
-            b.set_message(input.name.clone());
-        }
-        let rec = run.solve_one(input);
-        let line = serde_json::to_string(&rec).unwrap_or_else(|e| {
-            format!("{{\"file\":\"?\",\"result\":\"error\",\"error\":\"json: {e}\"}}")
-        });
-        if let Some(b) = &run.bar {
-            b.suspend(|| {
-                let _ = writeln!(stdout, "{line}");
-                let _ = stdout.flush();
-            });
-            b.inc(1);
-        } else {
-            let _ = writeln!(stdout, "{line}");
-            let _ = stdout.flush();
-        }
-        records.push(rec);
-    }
-    if let Some(b) = &run.bar {
-        b.finish_and_clear();
-    }
-    eprint!("{}", summary_table(&records, &run));
-    let errors = records.iter().any(|r| {
-        r.result == "error"
-            || r.proof_error
-                .as_deref()
-                .is_some_and(|e| e.starts_with("write"))
-    });
-    if errors {
-        EXIT_SOME_ERRORS
-    } else {
-        0
-    }
+    opts.jobs.check()?;
+    Ok((rule, choice, opts))
 }
 
 fn median(v: &mut [f64]) -> Option<f64> {
@@ -773,8 +814,11 @@ impl Run {
                     return self.error(input, e.to_string());
                 }
             }
-            let made = registry::build::<G>(self.choice, &self.opts, self.net.as_ref())
-                .map_err(|e| e.to_string());
+            let made = match self.args.job_link {
+                None => registry::build::<G>(self.choice, &self.opts, self.net.as_ref()),
+                Some(link) => self.link_solver::<G>(link),
+            }
+            .map_err(|e| e.to_string());
             match made {
                 Ok(s) => *slot = Some(s),
                 Err(e) => return self.error(input, e),
@@ -785,6 +829,9 @@ impl Run {
         };
         // Every problem starts from empty tables: fair timings, no cross-problem reuse.
         solver.clear();
+        if let Ok(mut p) = self.problem.lock() {
+            *p = problem_text(game, self.rule, self.kg_rules(), &tree.to_sgf());
+        }
         let prover = match self.args.prove {
             ProveArg::Tomove => g.to_move(),
             ProveArg::Black => Color::Black,
@@ -871,6 +918,54 @@ impl Run {
         rec
     }
 
+    /// `--job-link`: the job-level manager of `--workers` worker processes, reached as the
+    /// link says.
+    fn link_solver<G: SolverGame>(
+        &mut self,
+        link: JobLinkArg,
+    ) -> Result<Box<dyn Solver<G>>, crate::search::solver::SolverError> {
+        let workers = self.args.workers.max(1);
+        let (link, events): (Box<dyn crate::search::joblevel::link::Link>, _) = match link {
+            JobLinkArg::Spawn => {
+                let exe = std::env::current_exe().map_err(|e| {
+                    crate::search::solver::SolverError::BadOption(format!("own path: {e}"))
+                })?;
+                let (l, rx) = SpawnLink::spawn(&exe, &worker_args(&self.args, workers), workers);
+                (Box::new(l), rx)
+            }
+            JobLinkArg::Stdio => {
+                let rx = match &self.stdio {
+                    Some(rx) => rx.clone(),
+                    None => {
+                        let (_, rx) = StdioLink::new(workers);
+                        self.stdio = Some(rx.clone());
+                        rx
+                    }
+                };
+                (Box::new(StdioLink::with_count(workers)), rx)
+            }
+        };
+        let problem = self.problem.clone();
+        let transport = LinkTransport::<G>::new(
+            link,
+            events,
+            Box::new(move |_g: &G, _prover| {
+                problem
+                    .lock()
+                    .map(|p| p.clone())
+                    .map_err(|_| "problem text unavailable".to_string())
+            }),
+        );
+        let mut opts = self.opts.clone();
+        opts.jobs.workers = workers;
+        registry::build_job_level_over::<G>(
+            self.choice,
+            &opts,
+            self.net.as_ref(),
+            Box::new(transport),
+        )
+    }
+
     /// The Killall-Go knowledge rules of `--benson` and `--own-eye-ban`.
     fn kg_rules(&self) -> KillallGoRules {
         KillallGoRules {
@@ -901,6 +996,113 @@ impl Run {
         self.written.insert(p.clone());
         p
     }
+}
+
+/// What a job-level worker process gets of a problem (the `begin` line's `problem`): a first
+/// line with the game and its rules, then the problem's SGF text; the worker loads it as
+/// `pcn solve` does ([`load_problem`]).
+pub(crate) fn problem_text(game: GameKind, rule: Rule, kg: KillallGoRules, sgf: &str) -> String {
+    format!(
+        "game={} rule={} benson={} own_eye_ban={}\n{sgf}",
+        game.name(),
+        rule.name(),
+        if kg.benson { "on" } else { "off" },
+        if kg.own_eye_ban { "on" } else { "off" }
+    )
+}
+
+/// A problem loaded from [`problem_text`].
+pub(crate) enum Problem {
+    /// A Gomoku position.
+    Gomoku(Gomoku),
+    /// A Killall-Go position.
+    KillallGo(KillallGo),
+}
+
+/// Reads [`problem_text`] back (errors, never panics, on bad text).
+pub(crate) fn load_problem(text: &str) -> Result<Problem, String> {
+    let (head, sgf_text) = text.split_once('\n').ok_or("no header line")?;
+    let mut game = None;
+    let mut rule = None;
+    let mut kg = KillallGoRules::default();
+    for tok in head.split_whitespace() {
+        match tok.split_once('=') {
+            Some(("game", v)) => game = GameKind::from_name(v),
+            Some(("rule", v)) => rule = Rule::parse(v),
+            Some(("benson", v)) => kg.benson = OnOff::parse(v).ok_or("bad benson")?.is_on(),
+            Some(("own_eye_ban", v)) => {
+                kg.own_eye_ban = OnOff::parse(v).ok_or("bad own_eye_ban")?.is_on()
+            }
+            _ => {}
+        }
+    }
+    let tree = GameTree::parse(sgf_text).map_err(|e| e.to_string())?;
+    match game.ok_or("no game")? {
+        GameKind::Gomoku => sgf::to_gomoku(&tree, rule.ok_or("no rule")?)
+            .map(Problem::Gomoku)
+            .map_err(|e| e.to_string()),
+        GameKind::KillallGo => sgf::to_killallgo_with(&tree, usize::MAX, kg)
+            .map(Problem::KillallGo)
+            .map_err(|e| e.to_string()),
+    }
+}
+
+/// The command line of one `--job-link spawn` worker: `--workers N` share the table memory,
+/// every other solver flag is the manager's.
+fn worker_args(a: &SolveArgs, workers: usize) -> Vec<String> {
+    let mb = (a.memory_bytes / workers.max(1) / (1 << 20)).max(1);
+    let mut v: Vec<String> = vec![
+        "--net".into(),
+        a.net.clone(),
+        "--backend".into(),
+        a.backend.clone(),
+        "--symmetries".into(),
+        a.symmetries.max(1).to_string(),
+        "--threads".into(),
+        a.threads.max(1).to_string(),
+        "--memory".into(),
+        mb.to_string(),
+        "--seed".into(),
+        a.seed.to_string(),
+        "solve".into(),
+        "--job-worker".into(),
+    ];
+    let flags: [(&str, String); 16] = [
+        ("--solver", a.solver.clone()),
+        ("--rule", a.rule.clone()),
+        ("--vcf", a.vcf.to_string()),
+        ("--vct", a.vct.to_string()),
+        ("--patterns", a.patterns.to_string()),
+        ("--lambda", a.lambda.to_string()),
+        ("--narrow-patterns", a.narrow_patterns.to_string()),
+        ("--root-pn", a.root_pn.to_string()),
+        ("--benson", a.benson.to_string()),
+        ("--own-eye-ban", a.own_eye_ban.to_string()),
+        ("--proof-max-nodes", a.proof_max_nodes.to_string()),
+        (
+            "--net-mode",
+            match a.net_mode {
+                NetMode::Paper => "paper".into(),
+                NetMode::Hybrid => "hybrid".into(),
+            },
+        ),
+        ("--net-depth", a.net_depth.to_string()),
+        ("--net-weight", a.net_weight.to_string()),
+        (
+            "--children-batch",
+            match a.children_batch {
+                ChildrenBatchArg::Auto => "auto".into(),
+                ChildrenBatchArg::On => "on".into(),
+                ChildrenBatchArg::Off => "off".into(),
+            },
+        ),
+        ("--time", a.time.to_string()),
+    ];
+    for (k, val) in flags {
+        v.push(k.into());
+        v.push(val);
+    }
+    v
 }
 
 /// Builds the proof tree of the solver's last win on a helper thread and waits at most

@@ -11,7 +11,7 @@ use super::gomoku::alphabeta::AlphaBeta;
 use super::gomoku::greedy::Greedy;
 use super::gomoku::reference::Ab4;
 use super::joblevel::threads::{ThreadTransport, WorkerFactory};
-use super::joblevel::{HeuristicMaker, JobLevel};
+use super::joblevel::{HeuristicMaker, JobLevel, Transport};
 use super::solver::net::{NetHeuristic, DEFAULT_CACHE_ENTRIES};
 use super::solver::tt::TableGroup;
 use super::solver::{
@@ -227,6 +227,20 @@ fn build_job_level<G: SolverGame>(
         build::<G>(choice, &o, worker_net.as_ref()).ok()
     });
     let transport = ThreadTransport::new(workers, total, factory);
+    build_job_level_over(choice, opts, net.as_ref(), Box::new(transport))
+}
+
+/// The job-level manager of solver `choice` over a given transport (workers in other
+/// processes: [`super::joblevel::link`]). The manager orders its own expansions with the
+/// network where the model fits the position, else with the game's plain heuristic.
+pub fn build_job_level_over<G: SolverGame>(
+    choice: SolverChoice,
+    opts: &SolverOptions,
+    net: Option<&SolverNet>,
+    transport: Box<dyn Transport<G>>,
+) -> Result<Box<dyn Solver<G>>, SolverError> {
+    opts.check()?;
+    let net = net.cloned();
     let common = opts.common.clone();
     let heuristic: HeuristicMaker<G> = Box::new(move |g: &G| match &net {
         Some(n) if n.fits(g) => {
@@ -240,7 +254,7 @@ fn build_job_level<G: SolverGame>(
     Ok(Box::new(JobLevel::new(
         choice.resolve::<G>().name(),
         opts.jobs.clone(),
-        Box::new(transport),
+        transport,
         heuristic,
         opts.common.seed,
         opts.common.proof_max_nodes,

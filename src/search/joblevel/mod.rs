@@ -27,8 +27,10 @@
 //! worker is asked for ([`JobOptions::workers`]), so `pcn solve --workers N`, the GTP
 //! solver and the Gomocup solver players all run it the same way.
 
+pub mod link;
 pub mod threads;
 pub mod tree;
+pub mod wire;
 
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};

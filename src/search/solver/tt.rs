@@ -155,13 +155,19 @@ struct Slots {
     budget: usize,
 }
 
+/// Buckets of a table of at most `bytes` bytes (at least one), a power of two.
+fn buckets_for(bytes: usize) -> usize {
+    let per = std::mem::size_of::<Entry>() * WAYS;
+    let mut buckets = 1usize;
+    while buckets * 2 * per <= bytes.max(per) {
+        buckets *= 2;
+    }
+    buckets
+}
+
 impl Slots {
     fn new(bytes: usize) -> Slots {
-        let per = std::mem::size_of::<Entry>() * WAYS;
-        let mut buckets = 1usize;
-        while buckets * 2 * per <= bytes.max(per) {
-            buckets *= 2;
-        }
+        let buckets = buckets_for(bytes);
         Slots {
             words: (0..buckets * WAYS * WORDS).map(|_| AtomicU64::new(0)).collect(),
             used: AtomicUsize::new(0),
@@ -257,8 +263,14 @@ impl PartialEq for TableGroup {
     }
 }
 
-/// The transposition table.
+/// The transposition table: entries of its own (a plain array), or a [`TableGroup`]'s shared
+/// slots. The two are separate paths so that a solver alone pays nothing for sharing.
 pub struct Tt {
+    /// The entries of a table of its own (empty when shared).
+    own: Vec<Entry>,
+    /// Entries in use in `own`.
+    own_used: usize,
+    /// The group's slots (a placeholder when not shared).
     slots: Arc<Slots>,
     mask: usize,
     /// A lazy table's budget (bytes), until [`Tt::ensure`] allocates it.
@@ -270,15 +282,25 @@ pub struct Tt {
 impl Tt {
     /// A table of at most `bytes` bytes (at least one bucket), rounded down to a power of two.
     pub fn new(bytes: usize) -> Tt {
-        Tt::from_slots(Arc::new(Slots::new(bytes)))
+        let buckets = buckets_for(bytes);
+        Tt {
+            own: vec![Entry::default(); buckets * WAYS],
+            own_used: 0,
+            slots: Arc::new(Slots::new(0)),
+            mask: buckets - 1,
+            pending: None,
+            group: None,
+        }
     }
 
-    fn from_slots(slots: Arc<Slots>) -> Tt {
+    fn from_slots(slots: Arc<Slots>, group: Option<TableGroup>) -> Tt {
         Tt {
+            own: Vec::new(),
+            own_used: 0,
             mask: slots.entries() / WAYS - 1,
             slots,
             pending: None,
-            group: None,
+            group,
         }
     }
 
@@ -307,13 +329,12 @@ impl Tt {
     /// by [`Tt::new`] is left as it is).
     pub fn ensure(&mut self) {
         let budget = self.pending.take();
-        if let Some(group) = &self.group {
+        if let Some(group) = self.group.take() {
             let s = group.slots(budget, self.slots.budget);
-            if !Arc::ptr_eq(&s, &self.slots) {
-                *self = Tt {
-                    group: self.group.take(),
-                    ..Tt::from_slots(s)
-                };
+            if !Arc::ptr_eq(&s, &self.slots) || !self.own.is_empty() {
+                *self = Tt::from_slots(s, Some(group));
+            } else {
+                self.group = Some(group);
             }
         } else if let Some(bytes) = budget {
             *self = Tt::new(bytes);
@@ -322,22 +343,35 @@ impl Tt {
 
     /// Forgets everything (for every member of a group).
     pub fn clear(&mut self) {
-        self.slots.clear();
+        if self.group.is_some() {
+            self.slots.clear();
+        } else {
+            self.own.fill(Entry::default());
+            self.own_used = 0;
+        }
     }
 
     /// Entries in use.
     pub fn used(&self) -> usize {
-        self.slots.used.load(Ordering::Relaxed)
+        if self.group.is_some() {
+            self.slots.used.load(Ordering::Relaxed)
+        } else {
+            self.own_used
+        }
     }
 
     /// Capacity in entries.
     pub fn capacity(&self) -> usize {
-        self.slots.entries()
+        if self.group.is_some() {
+            self.slots.entries()
+        } else {
+            self.own.len()
+        }
     }
 
     /// Memory in bytes.
     pub fn bytes(&self) -> usize {
-        self.slots.entries() * std::mem::size_of::<Entry>()
+        self.capacity() * std::mem::size_of::<Entry>()
     }
 
     /// Whether this table is shared with other solvers ([`TableGroup`]).
@@ -365,6 +399,9 @@ impl Tt {
     pub fn get(&self, key: u64) -> Option<Entry> {
         let key = Self::fix(key);
         let b = self.bucket(key);
+        if self.group.is_none() {
+            return self.own[b..b + WAYS].iter().find(|e| e.key == key).copied();
+        }
         (b..b + WAYS)
             .map(|i| self.slots.read(i))
             .find(|e| e.key == key)
@@ -376,47 +413,59 @@ impl Tt {
     pub fn put(&mut self, key: u64, pn: u64, dn: u64, effort: u64, best: Move) {
         let key = Self::fix(key);
         let b = self.bucket(key);
-        let mut victim = 0;
-        let mut victim_value = u64::MAX;
-        let mut old = Entry::default();
-        for i in 0..WAYS {
-            let e = self.slots.read(b + i);
-            if e.key == key {
-                victim = i;
-                old = e;
-                break;
-            }
-            if e.key == 0 {
-                if victim_value > 0 {
-                    victim = i;
-                    victim_value = 0;
-                    old = e;
-                }
-                continue;
-            }
-            let v = (e.effort as u64) << (e.pn == 0 || e.dn == 0) as u32;
-            if v < victim_value {
-                victim = i;
-                victim_value = v;
-                old = e;
-            }
-        }
+        let (victim, old) = if self.group.is_none() {
+            choose(key, self.own[b..b + WAYS].iter().copied())
+        } else {
+            choose(key, (b..b + WAYS).map(|i| self.slots.read(i)))
+        };
         let old_effort = if old.key == key { old.effort as u64 } else { 0 };
-        if old.key == 0 {
-            self.slots.used.fetch_add(1, Ordering::Relaxed);
+        let e = Entry {
+            key,
+            pn: store(pn),
+            dn: store(dn),
+            effort: (old_effort + effort).min(u32::MAX as u64) as u32,
+            best,
+            spare: 0,
+        };
+        if self.group.is_none() {
+            self.own_used += (old.key == 0) as usize;
+            self.own[b + victim] = e;
+        } else {
+            if old.key == 0 {
+                self.slots.used.fetch_add(1, Ordering::Relaxed);
+            }
+            self.slots.write(b + victim, &e);
         }
-        self.slots.write(
-            b + victim,
-            &Entry {
-                key,
-                pn: store(pn),
-                dn: store(dn),
-                effort: (old_effort + effort).min(u32::MAX as u64) as u32,
-                best,
-                spare: 0,
-            },
-        );
     }
+}
+
+/// The way of a bucket that `key` goes to, and what it holds: its own entry, else the first
+/// empty slot, else the entry of least value (effort, doubled when solved).
+#[inline]
+fn choose(key: u64, bucket: impl Iterator<Item = Entry>) -> (usize, Entry) {
+    let mut victim = 0;
+    let mut victim_value = u64::MAX;
+    let mut old = Entry::default();
+    for (i, e) in bucket.enumerate() {
+        if e.key == key {
+            return (i, e);
+        }
+        if e.key == 0 {
+            if victim_value > 0 {
+                victim = i;
+                victim_value = 0;
+                old = e;
+            }
+            continue;
+        }
+        let v = (e.effort as u64) << (e.pn == 0 || e.dn == 0) as u32;
+        if v < victim_value {
+            victim = i;
+            victim_value = v;
+            old = e;
+        }
+    }
+    (victim, old)
 }
 
 #[cfg(test)]
