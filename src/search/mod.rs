@@ -17,8 +17,10 @@ pub const DEFAULT_MEMORY_BYTES: usize = 256 << 20;
 /// What a brain process needs besides its search tables (code, evaluation and pattern
 /// tables, I/O), with [`PROCESS_RESERVE_PER_THREAD`] for each search thread: Gomocup's
 /// `max_memory` caps the whole process, so the tables get it less this. Set from the peak
-/// RSS of real brains (docs/notebook/2026-11-27-brain-memory.md).
-pub const PROCESS_RESERVE_BYTES: usize = 20 << 20;
+/// RSS of real brains (docs/notebook/2026-11-27-brain-memory.md), plus about 9 MB since
+/// a Gomocup brain builds every rule's pattern tables at its start (2026-12-01: 23.9 MB
+/// resident after START against 14.6 MB with one rule's).
+pub const PROCESS_RESERVE_BYTES: usize = 29 << 20;
 
 /// The alpha-beta players' own memory per search thread (stacks, threat-search tables).
 pub const PROCESS_RESERVE_PER_THREAD: usize = 4 << 20;
