@@ -206,10 +206,28 @@ pub fn gtp_session(data: &[u8]) {
     let mut out = Vec::new();
     let rx = channel_of(inputs);
     let code = match game_pick {
-        0 => gtp::run(rx, Vec::new(), &mut out, KillallGo::new(Variant::Seven), None, opts),
-        1 => gtp::run(rx, Vec::new(), &mut out, KillallGo::new(Variant::Pcn9), None, opts),
+        0 => gtp::run(
+            rx,
+            Vec::new(),
+            &mut out,
+            KillallGo::new(Variant::Seven),
+            None,
+            opts,
+        ),
+        1 => gtp::run(
+            rx,
+            Vec::new(),
+            &mut out,
+            KillallGo::new(Variant::Pcn9),
+            None,
+            opts,
+        ),
         _ => {
-            let rule = if game_pick == 2 { Rule::Freestyle } else { Rule::Renju };
+            let rule = if game_pick == 2 {
+                Rule::Freestyle
+            } else {
+                Rule::Renju
+            };
             let Ok(g) = Gomoku::new(15, 15, rule) else {
                 unreachable!("15x15 is a valid Gomoku board")
             };
@@ -324,8 +342,16 @@ pub fn record_reader(data: &[u8]) {
         .checked_mul(h.board_size)
         .and_then(|x| x.checked_mul(h.board_size));
     for r in &recs {
-        assert_eq!(Some(r.planes.len()), bits, "planes of a record against the header");
-        assert_eq!(r.policy.len(), h.actions, "policy of a record against the header");
+        assert_eq!(
+            Some(r.planes.len()),
+            bits,
+            "planes of a record against the header"
+        );
+        assert_eq!(
+            r.policy.len(),
+            h.actions,
+            "policy of a record against the header"
+        );
         let mut b = Vec::new();
         encode(&h, r, &mut b);
         assert_eq!(b.len(), h.record_bytes, "encoded record size");

@@ -71,7 +71,13 @@ fn check_all<G: SolverGame>(
     for name in solver_names() {
         let mut s = solver_by_name::<G>(name, &SolverOptions::with_memory(4 << 20))
             .unwrap_or_else(|e| panic!("solver {name}: {e}"));
-        let o = s.solve(g, prover, &Limits::nodes(BUDGET), &AtomicBool::new(false), &mut |_| {});
+        let o = s.solve(
+            g,
+            prover,
+            &Limits::nodes(BUDGET),
+            &AtomicBool::new(false),
+            &mut |_| {},
+        );
         let t = tally.per.entry(name).or_default();
         if o.result == SolveResult::Unknown {
             t.1 += 1;
@@ -128,7 +134,11 @@ fn every_solver_agrees_with_exhaustive_search_on_random_positions() {
         if round % 3 != 0 {
             let (rule, size, stones) = gomoku_sets[rng.below(gomoku_sets.len())];
             for mut g in gomoku_positions(size, rule, stones, 1, s) {
-                let prover = if rng.below(2) == 0 { g.to_move() } else { g.to_move().opp() };
+                let prover = if rng.below(2) == 0 {
+                    g.to_move()
+                } else {
+                    g.to_move().opp()
+                };
                 let tb = std::time::Instant::now();
                 let truth = Brute::new(CAP, gomoku_key).wins(&mut g, prover);
                 brute_secs += tb.elapsed().as_secs_f64();
@@ -141,12 +151,25 @@ fn every_solver_agrees_with_exhaustive_search_on_random_positions() {
                     gomoku_record(&g).to_sgf()
                 );
                 let rec = gomoku_record(&g);
-                check_all(&g, prover, truth, &rec, GameKind::Gomoku, Some(g.rule()), &label, &mut tally);
+                check_all(
+                    &g,
+                    prover,
+                    truth,
+                    &rec,
+                    GameKind::Gomoku,
+                    Some(g.rule()),
+                    &label,
+                    &mut tally,
+                );
             }
         } else {
             let plies = 78 + rng.below(10);
             for mut g in killallgo_positions(plies, 1, s) {
-                let prover = if rng.below(2) == 0 { Color::White } else { Color::Black };
+                let prover = if rng.below(2) == 0 {
+                    Color::White
+                } else {
+                    Color::Black
+                };
                 let tb = std::time::Instant::now();
                 let truth = Brute::new(CAP, no_key).wins(&mut g, prover);
                 brute_secs += tb.elapsed().as_secs_f64();
@@ -158,10 +181,22 @@ fn every_solver_agrees_with_exhaustive_search_on_random_positions() {
                     killallgo_record(&g).to_sgf()
                 );
                 let rec = killallgo_record(&g);
-                check_all(&g, prover, truth, &rec, GameKind::KillallGo, None, &label, &mut tally);
+                check_all(
+                    &g,
+                    prover,
+                    truth,
+                    &rec,
+                    GameKind::KillallGo,
+                    None,
+                    &label,
+                    &mut tally,
+                );
             }
         }
-        assert!(round < target * 20, "too few positions within the exhaustive cap");
+        assert!(
+            round < target * 20,
+            "too few positions within the exhaustive cap"
+        );
     }
     let mut per: Vec<_> = tally.per.iter().collect();
     per.sort();
@@ -175,7 +210,10 @@ fn every_solver_agrees_with_exhaustive_search_on_random_positions() {
     // The exhaustive values are mixed, and every solver answers a good share (an unknown is
     // no disagreement, but a solver that answers nothing would check nothing; depth-limited
     // αβ and the MCTS-style solvers leave many draws unknown within the budget).
-    assert!(tally.wins > 0 && tally.wins < tally.positions, "one-sided values");
+    assert!(
+        tally.wins > 0 && tally.wins < tally.positions,
+        "one-sided values"
+    );
     for (name, (agree, unknown)) in &tally.per {
         assert!(
             agree * 4 >= agree + unknown,

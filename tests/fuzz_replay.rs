@@ -71,6 +71,10 @@ fn fuzz_regressions_stay_fixed() {
 #[test]
 fn sessions_with_refused_commands_pass_the_checks() {
     // Refused commands (bad vertex, occupied point, unknown command) among good ones.
-    pcn::fuzzing::gtp_session(b"protocol_version\nboardsize 7\nplay b z9\nplay b c3\nplay w c3\nfoo\nundo\nundo\n");
-    pcn::fuzzing::gomocup_session(b"START 15\nBEGIN\nTURN 99,99\nTURN 7,7\nBOARD\n1,1,1\n1,1,2\nDONE\nEND\n");
+    pcn::fuzzing::gtp_session(
+        b"protocol_version\nboardsize 7\nplay b z9\nplay b c3\nplay w c3\nfoo\nundo\nundo\n",
+    );
+    pcn::fuzzing::gomocup_session(
+        b"START 15\nBEGIN\nTURN 99,99\nTURN 7,7\nBOARD\n1,1,1\n1,1,2\nDONE\nEND\n",
+    );
 }

@@ -42,7 +42,10 @@ fn the_brain_builds_every_rules_tables_without_being_asked() {
         assert!(
             t0.elapsed().as_secs() < 30,
             "tables not built: {:?}",
-            Rule::ALL.iter().filter(|r| !table_built(r.five_rule())).collect::<Vec<_>>()
+            Rule::ALL
+                .iter()
+                .filter(|r| !table_built(r.five_rule()))
+                .collect::<Vec<_>>()
         );
         std::thread::sleep(std::time::Duration::from_millis(10));
     }

@@ -20,7 +20,7 @@ use pcn::game::gomoku::{Gomoku, Rule};
 use pcn::game::killallgo::KillallGo;
 use pcn::game::{Color, Game, Move};
 use pcn::search::joblevel::threads::{ThreadTransport, WorkerFactory};
-use pcn::search::joblevel::{JobLevel, JobOptions, JobStats, Transport, TransportEvent, Job};
+use pcn::search::joblevel::{Job, JobLevel, JobOptions, JobStats, Transport, TransportEvent};
 use pcn::search::registry::{self, SolverChoice, SolverKind};
 use pcn::search::solver::{
     ProofTree, SolveEvent, SolveOutcome, SolveResult, Solver, SolverGame, SolverOptions,
@@ -123,10 +123,18 @@ fn gomoku_answers_and_merged_proofs_check() {
             }
         }
     }
-    eprintln!("gomoku: {checked} brute-forced, {solved} solved ({wins} wins), {split} over several jobs");
+    eprintln!(
+        "gomoku: {checked} brute-forced, {solved} solved ({wins} wins), {split} over several jobs"
+    );
     assert!(checked >= 16, "too few positions: {checked}");
-    assert!(solved * 10 >= checked * 8, "solved only {solved} of {checked}");
-    assert!(split * 5 >= solved, "few problems needed several jobs: {split} of {solved}");
+    assert!(
+        solved * 10 >= checked * 8,
+        "solved only {solved} of {checked}"
+    );
+    assert!(
+        split * 5 >= solved,
+        "few problems needed several jobs: {split} of {solved}"
+    );
 }
 
 #[test]
@@ -160,9 +168,18 @@ fn killallgo_answers_and_merged_proofs_check() {
     }
     eprintln!("killallgo: {checked} brute-forced, {solved} solved ({wins} wins), {split} over several jobs");
     assert!(checked >= 20, "too few positions: {checked}");
-    assert!(solved * 10 >= checked * 8, "solved only {solved} of {checked}");
-    assert!(wins >= 3 && wins < solved, "one-sided values: {wins} wins of {solved}");
-    assert!(split * 4 >= solved, "few problems needed several jobs: {split} of {solved}");
+    assert!(
+        solved * 10 >= checked * 8,
+        "solved only {solved} of {checked}"
+    );
+    assert!(
+        wins >= 3 && wins < solved,
+        "one-sided values: {wins} wins of {solved}"
+    );
+    assert!(
+        split * 4 >= solved,
+        "few problems needed several jobs: {split} of {solved}"
+    );
 }
 
 /// A solver that panics in its `n`-th solve over all workers (counted in `count`), and,
@@ -223,12 +240,9 @@ fn faulty_job_level(
         if lose && fw.load(Ordering::SeqCst) == index {
             return None;
         }
-        let inner = registry::build::<KillallGo>(
-            SolverChoice::Kind(SolverKind::Fdfpn),
-            &opts,
-            None,
-        )
-        .ok()?;
+        let inner =
+            registry::build::<KillallGo>(SolverChoice::Kind(SolverKind::Fdfpn), &opts, None)
+                .ok()?;
         let (c2, fw2) = (c.clone(), fw.clone());
         Some(Box::new(Watch {
             faulty: Faulty {
@@ -322,13 +336,19 @@ fn a_failed_worker_loses_nothing() {
     }
     let (g, prover, result, proof, jobs) =
         chosen.expect("no position needed several rounds of jobs");
-    eprintln!("fault test position: {jobs} jobs, proof of {} nodes", proof.len());
+    eprintln!(
+        "fault test position: {jobs} jobs, proof of {} nodes",
+        proof.len()
+    );
     for (fail_at, lose) in [(3, false), (5, true), (jobs as usize, false)] {
         let (mut jl, count) = faulty_job_level(2, fail_at, lose);
         let o = jl.solve(&g, prover, &limits, &stop, &mut |_| {});
         let st = stats(&o);
         let label = format!("failure at job {fail_at}, worker lost {lose}");
-        assert!(count.load(Ordering::SeqCst) >= fail_at, "{label}: the failure never happened");
+        assert!(
+            count.load(Ordering::SeqCst) >= fail_at,
+            "{label}: the failure never happened"
+        );
         // The panicked job goes out again; with the worker lost, the job it then refuses too.
         assert_eq!(st.resent, 1 + lose as u64, "{label}: {st:?}");
         assert_eq!(st.lost_workers, lose as u64, "{label}: {st:?}");

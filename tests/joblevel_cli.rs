@@ -58,14 +58,18 @@ fn solve_with_workers_writes_merged_proofs_that_verify() {
     let mut proof_files = Vec::new();
     for (i, ((a, b), truth)) in one.iter().zip(&two).zip(&truths).enumerate() {
         assert!(a.get("jobs").is_none(), "one worker runs no manager: {a}");
-        let jobs = b.get("jobs").unwrap_or_else(|| panic!("no jobs object: {b}"));
+        let jobs = b
+            .get("jobs")
+            .unwrap_or_else(|| panic!("no jobs object: {b}"));
         assert_eq!(jobs["workers"], 2, "{b}");
         assert_eq!(b["solver"], "fdfpn", "{b}");
         let want = if *truth { "win" } else { "loss" };
         assert_eq!(a["result"], want, "problem {}: {a}", i + 1);
         assert_eq!(b["result"], want, "problem {}: {b}", i + 1);
         if *truth {
-            let f = b["proof"].as_str().unwrap_or_else(|| panic!("no proof: {b}"));
+            let f = b["proof"]
+                .as_str()
+                .unwrap_or_else(|| panic!("no proof: {b}"));
             proof_files.push(f.to_string());
         }
     }
@@ -87,8 +91,18 @@ fn node_limited_solves_are_deterministic() {
     let f = f.to_str().unwrap();
     let run = |proofs: &str| {
         let args = [
-            "--workers", "3", "--nodes", "200000", "--net", "none", "solve",
-            "--job-nodes", "100", "--proof-dir", proofs, f,
+            "--workers",
+            "3",
+            "--nodes",
+            "200000",
+            "--net",
+            "none",
+            "solve",
+            "--job-nodes",
+            "100",
+            "--proof-dir",
+            proofs,
+            f,
         ];
         let (out, err, code) = run_pcn_text(&args, "", Duration::from_secs(300));
         assert_eq!(code, 0, "{err}");
@@ -96,7 +110,12 @@ fn node_limited_solves_are_deterministic() {
         let proof = l["proof"]
             .as_str()
             .map(|p| std::fs::read_to_string(p).unwrap());
-        (l["result"].clone(), l["nodes"].clone(), l["jobs"]["sent"].clone(), proof)
+        (
+            l["result"].clone(),
+            l["nodes"].clone(),
+            l["jobs"]["sent"].clone(),
+            proof,
+        )
     };
     let a = run(tmp_dir("joblevel_cli_det_a").to_str().unwrap());
     let b = run(tmp_dir("joblevel_cli_det_b").to_str().unwrap());
@@ -122,15 +141,30 @@ fn gtp_pcn_solve_and_gomocup_solver_player_use_workers() {
     }
     script.push_str("pcn-solve 20\nquit\n");
     let (out, err, code) = run_pcn_text(
-        &["--workers", "2", "--net", "none", "gtp", "--game", "killallgo", "--size", "7"],
+        &[
+            "--workers",
+            "2",
+            "--net",
+            "none",
+            "gtp",
+            "--game",
+            "killallgo",
+            "--size",
+            "7",
+        ],
         &script,
         Duration::from_secs(120),
     );
     assert_eq!(code, 0, "{err}");
-    let answers: Vec<&str> = out.lines().filter(|l| l.starts_with('=') || l.starts_with('?')).collect();
+    let answers: Vec<&str> = out
+        .lines()
+        .filter(|l| l.starts_with('=') || l.starts_with('?'))
+        .collect();
     let solve = answers[answers.len() - 2];
     assert!(solve.starts_with("= win "), "pcn-solve: {solve}\n{out}");
-    let mv = g.parse_gtp(solve.trim_start_matches("= win ").trim()).expect("a move");
+    let mv = g
+        .parse_gtp(solve.trim_start_matches("= win ").trim())
+        .expect("a move");
     let mut after = g.clone();
     after.play(mv).expect("legal");
     assert_eq!(
@@ -141,7 +175,15 @@ fn gtp_pcn_solve_and_gomocup_solver_player_use_workers() {
 
     // Gomocup: the solver player with two workers plays the open four that wins (its
     // solver proves it), within the turn time.
-    let mut e = Live::start(&["--player", "solver", "--workers", "2", "--net", "none", "gomocup"]);
+    let mut e = Live::start(&[
+        "--player",
+        "solver",
+        "--workers",
+        "2",
+        "--net",
+        "none",
+        "gomocup",
+    ]);
     e.send("START 15\nINFO timeout_turn 2000\n");
     assert_eq!(e.line(), "OK");
     let t0 = std::time::Instant::now();
@@ -152,8 +194,15 @@ fn gtp_pcn_solve_and_gomocup_solver_player_use_workers() {
             break l;
         }
     };
-    assert!(t0.elapsed() < Duration::from_millis(2000), "late: {:?}", t0.elapsed());
-    assert!(mv == "6,7" || mv == "10,7", "not the winning open four: {mv}");
+    assert!(
+        t0.elapsed() < Duration::from_millis(2000),
+        "late: {:?}",
+        t0.elapsed()
+    );
+    assert!(
+        mv == "6,7" || mv == "10,7",
+        "not the winning open four: {mv}"
+    );
     e.send("END\n");
     assert_eq!(e.wait(Duration::from_secs(30)), 0);
 }

@@ -391,8 +391,8 @@ pub mod bench;
 pub mod config;
 pub mod nnbench;
 
-pub mod selfplay;
 pub mod job_worker;
+pub mod selfplay;
 pub mod solve;
 pub mod train;
 pub mod verify;

@@ -15,8 +15,8 @@ use super::joblevel::{HeuristicMaker, JobLevel, Transport};
 use super::solver::net::{NetHeuristic, DEFAULT_CACHE_ENTRIES};
 use super::solver::tt::TableGroup;
 use super::solver::{
-    make, plain_heuristic, CommonOptions, Heuristic, ProofTree, SolveEvent, SolveOutcome, SolveResult, Solver,
-    SolverError, SolverGame, SolverOptions,
+    make, plain_heuristic, CommonOptions, Heuristic, ProofTree, SolveEvent, SolveOutcome,
+    SolveResult, Solver, SolverError, SolverGame, SolverOptions,
 };
 pub use super::solver::{SolverChoice, SolverKind, AUTO_SOLVER};
 use super::solver_player::{SolverPlay, SolverPlayer};

@@ -456,9 +456,7 @@ struct Run<'a, G: SolverGame> {
 
 impl<G: SolverGame> Run<'_, G> {
     fn deadline_passed(&self) -> bool {
-        self.limits
-            .time
-            .is_some_and(|t| self.start.elapsed() >= t)
+        self.limits.time.is_some_and(|t| self.start.elapsed() >= t)
     }
 
     fn stopped(&self) -> bool {
@@ -590,11 +588,12 @@ impl<G: SolverGame> Run<'_, G> {
             let may_send = !self.deterministic || self.in_flight.is_empty();
             if self.tree.solved() {
                 let want = self.opts.proofs && self.tree.result() == SolveResult::Win;
-                let pending = want && (if may_send {
-                    self.fill_proofs()
-                } else {
-                    !self.tree.pending_proofs().is_empty()
-                });
+                let pending = want
+                    && (if may_send {
+                        self.fill_proofs()
+                    } else {
+                        !self.tree.pending_proofs().is_empty()
+                    });
                 if !pending {
                     break;
                 }
@@ -622,7 +621,9 @@ impl<G: SolverGame> Run<'_, G> {
                             .all(|o| round.iter().any(|a| a.id == o.id));
                         if all_in {
                             let slot_of = |id: u64, out: &[Out]| {
-                                out.iter().find(|o| o.id == id).map_or(usize::MAX, |o| o.slot)
+                                out.iter()
+                                    .find(|o| o.id == id)
+                                    .map_or(usize::MAX, |o| o.slot)
                             };
                             let out = self.in_flight.clone();
                             round.sort_by_key(|a| slot_of(a.id, &out));
@@ -719,7 +720,8 @@ impl<G: SolverGame> Run<'_, G> {
                     // Stopped by its thresholds: the node keeps the worker's numbers and is
                     // no longer the most proving one; it goes out again when it is.
                     Some((pn, dn))
-                        if a.nodes < out.budget && (split == 0 || self.tree.jobs_at(leaf) < split) =>
+                        if a.nodes < out.budget
+                            && (split == 0 || self.tree.jobs_at(leaf) < split) =>
                     {
                         self.tree.set_numbers(leaf, pn, dn)
                     }

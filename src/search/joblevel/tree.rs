@@ -274,10 +274,18 @@ impl<G: SolverGame> Tree<G> {
                 .min()
                 .unwrap_or(INF);
             let (ctp, ctd) = if or {
-                let ctd = if td >= INF { INF } else { td.saturating_sub(ndn).saturating_add(c.dn) };
+                let ctd = if td >= INF {
+                    INF
+                } else {
+                    td.saturating_sub(ndn).saturating_add(c.dn)
+                };
                 (tp.min(grow(second)), ctd)
             } else {
-                let ctp = if tp >= INF { INF } else { tp.saturating_sub(npn).saturating_add(c.pn) };
+                let ctp = if tp >= INF {
+                    INF
+                } else {
+                    tp.saturating_sub(npn).saturating_add(c.pn)
+                };
                 (ctp, td.min(grow(second)))
             };
             // A job always gets room to work: flagged siblings can make the threshold the

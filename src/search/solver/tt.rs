@@ -169,7 +169,9 @@ impl Slots {
     fn new(bytes: usize) -> Slots {
         let buckets = buckets_for(bytes);
         Slots {
-            words: (0..buckets * WAYS * WORDS).map(|_| AtomicU64::new(0)).collect(),
+            words: (0..buckets * WAYS * WORDS)
+                .map(|_| AtomicU64::new(0))
+                .collect(),
             used: AtomicUsize::new(0),
             budget: bytes,
         }
@@ -540,7 +542,10 @@ mod tests {
                         // Numbers derived from the key: a mixed entry would not match.
                         t.put(key, key * 3, key * 5, 1, key as Move);
                         if let Some(e) = t.get(1 + (i * 13) % 64) {
-                            assert_eq!((e.pn(), e.dn(), e.best as u64), (e.key * 3, e.key * 5, e.key));
+                            assert_eq!(
+                                (e.pn(), e.dn(), e.best as u64),
+                                (e.key * 3, e.key * 5, e.key)
+                            );
                             seen += 1;
                         }
                     }
