@@ -272,17 +272,8 @@ impl<G: SolverGame> Transport<G> for LinkTransport<G> {
     fn cancel(&mut self, id: u64) {
         if let Some(pos) = self.pending.iter().position(|j| j.id == id) {
             self.pending.remove(pos);
-            self.synthetic.push_back(TransportEvent::Answer(JobAnswer {
-                id,
-                worker: usize::MAX,
-                result: SolveResult::Unknown,
-                nodes: 0,
-                knowledge_nodes: 0,
-                seconds: 0.0,
-                proof: None,
-                numbers: None,
-                children: Vec::new(),
-            }));
+            self.synthetic
+                .push_back(TransportEvent::Answer(JobAnswer::unstarted(id)));
             return;
         }
         if let Some(w) = (0..self.alive.len()).find(|&w| self.assigned[w] == Some(id)) {

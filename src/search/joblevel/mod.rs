@@ -177,6 +177,23 @@ pub struct JobAnswer {
     pub children: Vec<(Move, u64, u64)>,
 }
 
+impl JobAnswer {
+    /// The answer to a job cancelled before any worker started it: unknown, no work.
+    pub fn unstarted(id: u64) -> JobAnswer {
+        JobAnswer {
+            id,
+            worker: usize::MAX,
+            result: SolveResult::Unknown,
+            nodes: 0,
+            knowledge_nodes: 0,
+            seconds: 0.0,
+            proof: None,
+            numbers: None,
+            children: Vec::new(),
+        }
+    }
+}
+
 /// What a transport reports.
 #[derive(Clone, Debug, PartialEq)]
 pub enum TransportEvent {

@@ -200,17 +200,8 @@ impl<G: SolverGame> Transport<G> for ThreadTransport<G> {
         if let Some(pos) = self.pending.iter().position(|j| j.id == id) {
             // Never started: answered at once, with no work.
             self.pending.remove(pos);
-            self.synthetic.push_back(TransportEvent::Answer(JobAnswer {
-                id,
-                worker: usize::MAX,
-                result: SolveResult::Unknown,
-                nodes: 0,
-                knowledge_nodes: 0,
-                seconds: 0.0,
-                proof: None,
-                numbers: None,
-                children: Vec::new(),
-            }));
+            self.synthetic
+                .push_back(TransportEvent::Answer(JobAnswer::unstarted(id)));
             return;
         }
         if let Some(flag) = self.cancels.get(&id) {
