@@ -38,7 +38,9 @@ pub enum Rule {
     /// Exactly five wins; overlines do not (rule 1).
     Exact,
     /// Renju (rule 4): Black needs exactly five and may not make a double three, double four
-    /// or overline unless the move makes five; White wins with five or more.
+    /// or overline unless the move makes five; White wins with five or more. Black to move
+    /// with every empty point forbidden has no legal move: the game is then a draw, as on a
+    /// full board.
     Renju,
     /// Caro with overlines (rule 8): five or more wins unless blocked by the opponent at both ends.
     Caro,
@@ -135,6 +137,9 @@ struct Entry {
     won: bool,
     /// 4T: the single point the opponent must play next, or NONE.
     forced: u16,
+    /// Renju, after a White move: every empty point is forbidden for Black, who has no
+    /// legal move (the game ends as a draw, like a full board).
+    stuck: bool,
 }
 
 /// A Gomoku position with incremental line patterns. See the module docs.
@@ -872,11 +877,20 @@ impl Game for Gomoku {
         self.update_lines::<true>(cell, v);
         self.hash ^= ZOBRIST.key(cell, color.index()) ^ ZOBRIST.side;
         self.to_move = color.opp();
+        // Only Black has forbidden points; the scan stops at the first empty point that is
+        // not forbidden, almost always the first one looked at.
+        let stuck = !won
+            && self.rule == Rule::Renju
+            && color == Color::White
+            && self
+                .cell_range()
+                .all(|c| self.cells[c] != EMPTY || renju::is_forbidden(self, c));
         self.history.push(Entry {
             cell: cell as u16,
             color,
             won,
             forced,
+            stuck,
         });
     }
 
@@ -900,6 +914,9 @@ impl Game for Gomoku {
         match self.history.last() {
             Some(e) if e.won => Some(Outcome::Win(e.color)),
             _ if self.history.len() == self.width * self.height => Some(Outcome::Draw),
+            // Renju: Black to move with every empty point forbidden cannot move (no passes
+            // in Gomoku): a draw, so that no side is said to win a game nobody can go on with.
+            Some(e) if e.stuck && self.to_move == Color::Black => Some(Outcome::Draw),
             _ => None,
         }
     }
@@ -1160,6 +1177,39 @@ mod tests {
         let mut legal = Vec::new();
         g.legal_moves(&mut legal);
         assert_eq!(legal, vec![mv(&g, "M8")]);
+    }
+
+    /// Renju: after White's A6 the only empty points of this 6x6 board, D4 and E5, are
+    /// forbidden for Black, who cannot move: the game is a draw (found by the differential
+    /// solver test, where DFPN had proved the prover's loss but could not build its tree).
+    #[test]
+    fn renju_black_without_a_legal_move_is_a_draw() {
+        let mut g = Gomoku::new(6, 6, Rule::Renju).unwrap();
+        let moves = [
+            "D5", "C1", "C6", "D6", "A4", "F5", "E2", "A1", "F2", "D3", "A3", "A5", "E6", "B1",
+            "F6", "C3", "D1", "B6", "E1", "C5", "F3", "B3", "E3", "D2", "E4", "F1", "A2", "B2",
+            "B4", "C2", "C4", "B5", "F4", "A6",
+        ];
+        for s in moves {
+            assert_eq!(g.outcome(), None, "before {s}");
+            let m = g.parse_gtp(s).unwrap();
+            g.play(m).unwrap();
+        }
+        assert_eq!(g.to_move(), Color::Black);
+        assert_eq!(g.outcome(), Some(Outcome::Draw));
+        let mut legal = Vec::new();
+        g.legal_moves(&mut legal);
+        assert!(legal.is_empty());
+        assert_eq!(g.forbidden_points().len(), 2);
+        g.undo();
+        assert_eq!(g.outcome(), None);
+        // The same stones under freestyle leave Black two moves.
+        let mut f = Gomoku::new(6, 6, Rule::Freestyle).unwrap();
+        for s in moves {
+            let m = f.parse_gtp(s).unwrap();
+            f.play(m).unwrap();
+        }
+        assert_eq!(f.outcome(), None);
     }
 }
 
