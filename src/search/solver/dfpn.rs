@@ -175,7 +175,7 @@ impl<G: SolverGame> Dfpn<G> {
         opts: DfpnOptions,
         heuristic: Option<Box<dyn Heuristic<G>>>,
     ) -> Self {
-        let know = KnowledgeState::new(common.knowledge.clone());
+        let know = common.knowledge_state();
         let tt = Tt::lazy_in(common.tt_bytes(), common.table_group.clone());
         let own_heuristic = heuristic
             .as_ref()
@@ -736,7 +736,7 @@ impl<G: SolverGame> Solver<G> for Dfpn<G> {
 
     fn proof_tree_until(&mut self, stop: &AtomicBool) -> Option<ProofTree> {
         let (root, prover, result) = self.last.clone()?;
-        let mut know = KnowledgeState::new(self.common.knowledge.clone());
+        let mut know = self.common.knowledge_state();
         let (search_nodes, max_nodes) =
             (self.common.proof_search_nodes, self.common.proof_max_nodes);
         proof::with_growing_budgets(search_nodes, max_nodes, stop, |research, build| {
@@ -794,6 +794,7 @@ impl<G: SolverGame> Solver<G> for Dfpn<G> {
     fn set_memory(&mut self, bytes: usize) {
         self.common.memory_bytes = bytes;
         self.tt = Tt::lazy_in(self.common.tt_bytes(), self.common.table_group.clone());
+        self.know = self.common.knowledge_state();
         self.last = None;
     }
 }

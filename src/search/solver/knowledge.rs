@@ -116,7 +116,18 @@ pub struct KnowledgeState {
     /// Hash of the last position where a threat search found a win (move-ordering hint for
     /// the next search: siblings usually differ from it by one stone each side).
     last_win_hash: Option<u64>,
+    /// Size of the threat search's tables, as a power of two of entries
+    /// ([`KnowledgeState::with_table_bytes`]).
+    threat_bits: u32,
 }
+
+/// Threat-table entries at most (2^20: 32 MB with the win table), the size before tables
+/// followed the memory budget.
+const THREAT_BITS_MAX: u32 = 20;
+/// Threat-table entries at least (2^12: 128 KB).
+const THREAT_BITS_MIN: u32 = 12;
+/// Bytes one threat-table entry costs (a failure entry and a win entry).
+const THREAT_ENTRY_BYTES: usize = 32;
 
 /// Entries of the narrowing's cache ([`KnowledgeState`]).
 const NARROW_SLOTS: usize = 1 << 15;
@@ -125,9 +136,22 @@ const NARROW_SLOTS: usize = 1 << 15;
 const MAX_LINES: usize = 6;
 
 impl KnowledgeState {
-    /// A fresh state for `opts`.
+    /// A fresh state for `opts` with the largest threat tables (32 MB, allocated at the first
+    /// threat search).
     pub fn new(opts: Knowledge) -> Self {
+        Self::with_table_bytes(opts, usize::MAX)
+    }
+
+    /// A fresh state whose threat tables take at most about `bytes` (the failure and win
+    /// tables of the main search plus a quarter as much for the narrowing's own), within
+    /// 128 KB..32 MB. Solvers give it [`super::CommonOptions::knowledge_bytes`], so that a
+    /// small `--memory` is not exceeded by tables of a fixed size.
+    pub fn with_table_bytes(opts: Knowledge, bytes: usize) -> Self {
+        let entries = (bytes / (THREAT_ENTRY_BYTES + THREAT_ENTRY_BYTES / 4)).max(1);
+        let threat_bits =
+            (usize::BITS - 1 - entries.leading_zeros()).clamp(THREAT_BITS_MIN, THREAT_BITS_MAX);
         KnowledgeState {
+            threat_bits,
             opts,
             nodes: 0,
             threat: None,
@@ -137,6 +161,11 @@ impl KnowledgeState {
             lines: Vec::new(),
             last_win_hash: None,
         }
+    }
+
+    /// Bytes the threat tables take once allocated.
+    pub fn table_bytes(&self) -> usize {
+        (THREAT_ENTRY_BYTES << self.threat_bits) + (THREAT_ENTRY_BYTES << (self.threat_bits - 2))
     }
 
     /// Forgets the threat tables and the remembered lines.
@@ -401,7 +430,7 @@ impl Gomoku {
     fn has_threat_win(&mut self, st: &mut KnowledgeState, nodes: u64) -> bool {
         let ts = st
             .lambda_threat
-            .get_or_insert_with(|| ThreatSolver::new(18));
+            .get_or_insert_with(|| ThreatSolver::new(st.threat_bits - 2));
         ts.set_hint(None);
         let (o, n, sp) = (&st.opts, &st.never, &mut st.nodes);
         (o.vcf && bounded(ts, self, o, n, sp, nodes, false).0.is_some())
@@ -476,7 +505,9 @@ fn pass_threat(g: &mut Gomoku, st: &mut KnowledgeState) -> Option<(u64, bool, u6
     let defender = g.to_move();
     g.set_to_move(defender.opp());
     let null_hash = g.hash();
-    let ts = st.threat.get_or_insert_with(|| ThreatSolver::new(20));
+    let ts = st
+        .threat
+        .get_or_insert_with(|| ThreatSolver::new(st.threat_bits));
     ts.set_hint(Some(st.last_win_hash.map_or(0, |h| h ^ null_hash)));
     let mut found = None;
     let mut vcf_line = None;
@@ -515,7 +546,9 @@ fn replay_threat(
     vct: bool,
     cap: u64,
 ) -> (Option<Move>, u64) {
-    let ts = st.threat.get_or_insert_with(|| ThreatSolver::new(20));
+    let ts = st
+        .threat
+        .get_or_insert_with(|| ThreatSolver::new(st.threat_bits));
     ts.set_hint(Some(null_hash ^ g.hash()));
     let (r, used) = bounded(ts, g, &st.opts, &st.never, &mut st.nodes, cap, vct);
     (r.and_then(|l| l.first().copied()), used)
@@ -530,7 +563,9 @@ fn threat_win(g: &mut Gomoku, st: &mut KnowledgeState, vcf: bool, vct: bool) -> 
     if let Some(m) = g.quick_win(st) {
         return Some(m);
     }
-    let ts = st.threat.get_or_insert_with(|| ThreatSolver::new(20));
+    let ts = st
+        .threat
+        .get_or_insert_with(|| ThreatSolver::new(st.threat_bits));
     ts.set_hint(Some(st.last_win_hash.map_or(0, |h| h ^ g.hash())));
     if vcf {
         let (r, _) = bounded(
@@ -597,6 +632,36 @@ pub fn is_four_t(rule: Rule) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The threat tables follow the memory budget (a sixth of it per knowledge state):
+    /// the default budget keeps the largest tables (2^20 entries, 2^18 for the narrowing),
+    /// a small `--memory` gets small ones, never under 2^12 entries.
+    #[test]
+    fn threat_tables_follow_the_memory_budget() {
+        let full = CommonOptions::default().knowledge_state();
+        assert_eq!(full.threat_bits, 20);
+        assert_eq!(full.table_bytes(), (32 << 20) + (8 << 20));
+        assert_eq!(KnowledgeState::new(Knowledge::default()).threat_bits, 20);
+        for mb in [1usize, 4, 16, 64] {
+            let c = CommonOptions::default().with_memory(mb << 20);
+            let k = c.knowledge_state();
+            assert!(
+                k.table_bytes() <= (c.knowledge_bytes()).max(160 << 10),
+                "{mb} MB: {} bytes of threat tables",
+                k.table_bytes()
+            );
+            assert!(k.threat_bits >= THREAT_BITS_MIN);
+        }
+        // The smallest tables still find a win: Black's open four on 15x15.
+        let mut g = Gomoku::new(15, 15, Rule::Freestyle).unwrap();
+        for s in ["H8", "A1", "J8", "A3", "K8", "A5", "L8", "A7"] {
+            let m = g.parse_gtp(s).unwrap();
+            g.play(m).unwrap();
+        }
+        let mut small = KnowledgeState::with_table_bytes(Knowledge::default(), 0);
+        assert_eq!(small.threat_bits, THREAT_BITS_MIN);
+        assert!(g.knowledge_win(&mut small).is_some());
+    }
 
     #[test]
     fn static_heuristics_run_vct_at_once_and_the_zone_at_the_second_visit() {

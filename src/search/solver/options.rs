@@ -70,6 +70,18 @@ impl CommonOptions {
         }
     }
 
+    /// The threat tables' share of the budget for one knowledge state (one search thread):
+    /// a sixth of [`CommonOptions::tt_bytes`], so that the default 256 MB keeps the largest
+    /// tables (40 MB).
+    pub fn knowledge_bytes(&self) -> usize {
+        self.tt_bytes() / 6
+    }
+
+    /// A fresh knowledge state sized by [`CommonOptions::knowledge_bytes`].
+    pub fn knowledge_state(&self) -> super::KnowledgeState {
+        super::KnowledgeState::with_table_bytes(self.knowledge.clone(), self.knowledge_bytes())
+    }
+
     /// The same with a table budget of `bytes`.
     pub fn with_memory(&self, bytes: usize) -> CommonOptions {
         CommonOptions {

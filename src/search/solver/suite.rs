@@ -100,7 +100,7 @@ impl<G: SolverGame> Common<G> {
     /// Options `opts`, a solved table of `tt_bytes` bytes.
     pub fn new(opts: CommonOptions, tt_bytes: usize) -> Self {
         Common {
-            know: KnowledgeState::new(opts.knowledge.clone()),
+            know: opts.knowledge_state(),
             tt: Tt::lazy(tt_bytes),
             exact: G::HISTORY_SENSITIVE && opts.ghi == GhiMode::Exact,
             last: None,
@@ -236,6 +236,7 @@ impl<G: SolverGame> Common<G> {
         self.opts.memory_bytes = bytes;
         let share = self.opts.tt_bytes() / parts.max(1);
         self.tt = Tt::lazy(share);
+        self.know = self.opts.knowledge_state();
         self.last = None;
         share
     }
@@ -249,10 +250,7 @@ impl<G: SolverGame> Common<G> {
         // The search's own knowledge state: its threat-win table already holds most of the
         // proof's threat sequences (a fresh one would search each again, which can take longer
         // than the solve itself).
-        let mut know = std::mem::replace(
-            &mut self.know,
-            KnowledgeState::new(self.opts.knowledge.clone()),
-        );
+        let mut know = std::mem::replace(&mut self.know, self.opts.knowledge_state());
         let (search_nodes, max_nodes) = (self.opts.proof_search_nodes, self.opts.proof_max_nodes);
         let common = &*self;
         let tree = proof::with_growing_budgets(search_nodes, max_nodes, stop, |research, build| {

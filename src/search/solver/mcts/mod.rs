@@ -132,7 +132,7 @@ pub struct Mcts<G: SolverGame> {
 impl<G: SolverGame> Mcts<G> {
     /// A solver with this heuristic.
     pub fn new(common: CommonOptions, opts: MctsOptions, heuristic: Box<dyn Heuristic<G>>) -> Self {
-        let know = KnowledgeState::new(common.knowledge.clone());
+        let know = common.knowledge_state();
         let use_tt = !(G::HISTORY_SENSITIVE && common.ghi == GhiMode::Exact);
         Mcts {
             use_tt,
@@ -333,6 +333,7 @@ impl<G: SolverGame> Solver<G> for Mcts<G> {
                 t.sims = 0;
             }
             self.last_phases = phase + 1;
+            let know_bytes = self.common.knowledge_bytes();
             let tree = &self.tree;
             let knowledge = G::mcts_knowledge(self.heuristic.learned(), &self.common.knowledge);
             self.know.opts = knowledge.clone();
@@ -341,7 +342,10 @@ impl<G: SolverGame> Solver<G> for Mcts<G> {
                     Some(h) if phase == 1 => &mut **h,
                     _ => &mut *self.heuristic,
                 },
-                std::mem::replace(&mut self.know, KnowledgeState::new(knowledge.clone())),
+                std::mem::replace(
+                    &mut self.know,
+                    KnowledgeState::with_table_bytes(knowledge.clone(), know_bytes),
+                ),
                 game.clone(),
             );
             // The first of two phases runs on one thread: under virtual loss it spreads its
@@ -361,7 +365,8 @@ impl<G: SolverGame> Solver<G> for Mcts<G> {
                     let knowledge = knowledge.clone();
                     let g = game.clone();
                     handles.push(scope.spawn(move || {
-                        let mut w = Worker::new(&mut **f, KnowledgeState::new(knowledge), g);
+                        let know = KnowledgeState::with_table_bytes(knowledge, know_bytes);
+                        let mut w = Worker::new(&mut **f, know, g);
                         run_worker(&mut w, tree, budget, su, vl, None, root_mover_good);
                         w.know.nodes
                     }));
@@ -480,6 +485,7 @@ impl<G: SolverGame> Solver<G> for Mcts<G> {
         self.common.memory_bytes = bytes;
         let b = self.common.tt_bytes();
         *self.tree_mut() = Tree::new(b);
+        self.know = self.common.knowledge_state();
         self.last = None;
     }
 
