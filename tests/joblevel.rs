@@ -182,6 +182,68 @@ fn killallgo_answers_and_merged_proofs_check() {
     );
 }
 
+/// Helper mode (`--job-helpers on`): one worker on the whole problem, the other below the
+/// opponent's nodes on its path, both on one table. The answers agree with exhaustive
+/// search, every win's proof (the whole-problem worker's, from the shared table) checks,
+/// the reported move is the proof's, and helpers were sent.
+#[test]
+fn killallgo_with_helpers_answers_and_proofs_check() {
+    let positions = common::killallgo_positions(70, 24, 5);
+    let mut opts = SolverOptions::with_memory(8 << 20);
+    opts.jobs = JobOptions {
+        workers: 2,
+        job_nodes: 30,
+        growth: 0,
+        helpers: true,
+        ..JobOptions::default()
+    };
+    let mut s = registry::build::<KillallGo>(SolverChoice::Kind(SolverKind::Fdfpn), &opts, None)
+        .expect("job-level solver");
+    let (mut solved, mut checked, mut helper_jobs, mut tree_nodes) = (0, 0, 0, 0);
+    for (i, g) in positions.iter().enumerate() {
+        for prover in [Color::White, Color::Black] {
+            let mut brute = Brute::new(300_000, no_key);
+            let Some(truth) = brute.wins(&mut g.clone(), prover) else {
+                continue;
+            };
+            checked += 1;
+            s.clear();
+            let label = format!("killallgo 7x7 #{i} prover {prover:?} with helpers");
+            let stop = AtomicBool::new(false);
+            let limits = Limits::time(Duration::from_secs(20));
+            let o = s.solve(g, prover, &limits, &stop, &mut |_| {});
+            let st = stats(&o);
+            helper_jobs += st.helper_jobs;
+            tree_nodes = tree_nodes.max(st.tree_nodes);
+            let r = o.result;
+            if r == SolveResult::Unknown {
+                continue;
+            }
+            solved += 1;
+            assert_eq!(r == SolveResult::Win, truth, "{label}: {r:?} ({st:?})");
+            if r == SolveResult::Win {
+                let tree = s
+                    .proof_tree()
+                    .unwrap_or_else(|| panic!("{label}: a win without a proof ({st:?})"));
+                tree.check(g)
+                    .unwrap_or_else(|e| panic!("{label}: proof rejected: {e}"));
+                if g.to_move() == prover {
+                    assert_eq!(o.best, Some(tree.nodes[0].children[0].0), "{label}");
+                }
+            }
+        }
+    }
+    eprintln!("helpers: {checked} brute-forced, {solved} solved, {helper_jobs} helper jobs");
+    assert!(checked >= 12, "too few positions: {checked}");
+    assert!(
+        solved * 10 >= checked * 8,
+        "solved only {solved} of {checked}"
+    );
+    assert!(helper_jobs > 0, "no helper was ever sent");
+    // The manager's tree is the root alone: the problem is never split by the manager.
+    assert_eq!(tree_nodes, 1);
+}
+
 /// A solver that panics in its `n`-th solve over all workers (counted in `count`), and,
 /// with `lose`, whose worker can make no solver after that (the worker is lost for good).
 struct Faulty<G: SolverGame> {

@@ -128,6 +128,12 @@ pub struct SolveArgs {
     /// split among the workers (0: only after a whole job budget).
     #[arg(long, default_value_t = crate::search::joblevel::DEFAULT_SPLIT_AFTER)]
     pub job_split: u32,
+    /// With several workers whose solver keeps one table for all of them (DFPN, focused
+    /// DFPN): one worker searches the whole problem and the others help it below the
+    /// opponent's nodes on its path (on), or the manager splits the problem by its own tree
+    /// (off; always so with `--nodes`) (on|off).
+    #[arg(long, default_value = if crate::search::joblevel::DEFAULT_HELPERS { "on" } else { "off" })]
+    pub job_helpers: OnOff,
     /// Transposition-table memory in bytes (the global `--memory`, default
     /// [`crate::search::DEFAULT_MEMORY_BYTES`]).
     #[arg(skip)]
@@ -621,6 +627,7 @@ pub(crate) fn options(
             top_k: args.job_top,
             growth: args.job_growth,
             split_after: args.job_split,
+            helpers: args.job_helpers.is_on(),
             // Sub-proofs only when a proof file is wanted: building them costs the workers'
             // time.
             proofs: args.proof_dir.is_some(),

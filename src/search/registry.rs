@@ -394,7 +394,16 @@ impl<G: SolverGame> Solver<G> for NetOrPlain<G> {
         } else {
             self.plain.as_mut()
         };
-        s?.child_numbers(game, prover)
+        match s {
+            Some(s) => s.child_numbers(game, prover),
+            // Not solved anything yet (a reader of the shared table): made for `game`.
+            None => self.pick(game)?.child_numbers(game, prover),
+        }
+    }
+
+    fn shares_table(&self) -> bool {
+        self.opts.common.table_group.is_some()
+            && matches!(self.kind, SolverKind::Dfpn | SolverKind::Fdfpn)
     }
 
     fn clear(&mut self) {

@@ -64,6 +64,12 @@ pub struct JobOptions {
     /// [`Solver::proof_tree`] of the whole problem; off saves the extraction time when no
     /// proof is wanted).
     pub proofs: bool,
+    /// Where the workers keep one table for all of them ([`Transport::peek`]): one worker
+    /// searches the whole problem and the others are *helpers*, sent below the opponent's
+    /// nodes on its path, to the replies it has not reached yet (all of them are needed if
+    /// the path holds). Otherwise, and in deterministic mode, the manager splits the
+    /// problem by its own tree (JL-PNS).
+    pub helpers: bool,
 }
 
 impl Default for JobOptions {
@@ -75,6 +81,7 @@ impl Default for JobOptions {
             growth: DEFAULT_GROWTH,
             split_after: DEFAULT_SPLIT_AFTER,
             proofs: true,
+            helpers: DEFAULT_HELPERS,
         }
     }
 }
@@ -89,6 +96,15 @@ pub const DEFAULT_GROWTH: u64 = 8;
 /// Default of [`JobOptions::split_after`] (2 did best of 0, 1, 2 and 4 on the set of
 /// docs/notebook/2026-12-01-job-level.md).
 pub const DEFAULT_SPLIT_AFTER: u32 = 2;
+
+/// Default of [`JobOptions::helpers`].
+pub const DEFAULT_HELPERS: bool = false;
+
+/// How deep a helper's position may be below the problem root.
+const HELPER_DEPTH: usize = 64;
+
+/// A proof number no recorded child reaches (the root of a helper's walk with none open).
+const INF_NUMBER: u64 = u64::MAX / 4;
 
 /// Default number of best children among which the prover's choice is random.
 pub const DEFAULT_TOP_K: usize = 2;
@@ -230,6 +246,12 @@ pub trait Transport<G: SolverGame>: Send {
     /// the prover (a job's answer), so that they do not prove it again. Transports that
     /// cannot reach the workers' tables may ignore it.
     fn share(&mut self, _path: &[Move], _result: SolveResult, _from: usize) {}
+    /// What the workers' shared table knows of the children of the position at `path`
+    /// (move, pn, dn for the prover; see [`Solver::child_numbers`]), where the workers keep
+    /// one table for all of them; `None` where they do not (then no helpers are sent).
+    fn peek(&mut self, _path: &[Move]) -> Option<Vec<(Move, u64, u64)>> {
+        None
+    }
     /// Forgets the workers' tables (a new game).
     fn clear(&mut self);
     /// Sets the table memory of all workers together, in bytes (a transport whose workers
@@ -261,6 +283,8 @@ pub struct JobStats {
     pub lost_workers: u64,
     /// Nodes of the manager's tree.
     pub tree_nodes: u64,
+    /// Of the jobs, those sent to helpers ([`JobOptions::helpers`]).
+    pub helper_jobs: u64,
     /// Share of the workers' time spent on jobs (0..1).
     pub busy: f64,
 }
@@ -374,17 +398,30 @@ impl<G: SolverGame> Solver<G> for JobLevel<G> {
             busy_seconds: 0.0,
             in_flight: Vec::new(),
             deterministic: limits.nodes.is_some(),
+            prover,
+            helper_mode: false,
+            leader: None,
+            helper_paths: Vec::new(),
         };
         let began = run.transport.begin(game, prover);
         if began.is_ok() {
-            run.tree.expand_root(run.heuristic);
+            run.helper_mode = self.opts.helpers
+                && !run.deterministic
+                && run.transport.workers() > 1
+                && !run.tree.solved()
+                && run.transport.peek(&[]).is_some();
+            if !run.helper_mode {
+                run.tree.expand_root(run.heuristic);
+            }
             run.main_loop(on_event);
         }
         run.finish();
         self.next_id = run.next_id;
         let (nodes, knowledge_nodes, busy) = (run.nodes, run.knowledge_nodes, run.busy_seconds);
         let result = tree.result();
-        let best = tree.best_move();
+        let best = tree
+            .best_move()
+            .or_else(|| best_from_table(&mut *self.transport, &tree, game, prover));
         let seconds = start.elapsed().as_secs_f64();
         stats.tree_nodes = tree.len() as u64;
         stats.busy = if stats.workers > 0 && seconds > 0.0 {
@@ -449,7 +486,12 @@ struct Out {
     /// [`Tree::pending_proofs`]).
     proof_job: bool,
     thresholds: Option<(u64, u64)>,
+    /// A helper's job (its position is not a node of the manager's tree).
+    helper: bool,
 }
+
+/// Marks [`Out::leaf`] of a helper's job.
+const NO_LEAF: u32 = u32::MAX;
 
 /// One solve's loop state.
 struct Run<'a, G: SolverGame> {
@@ -469,6 +511,13 @@ struct Run<'a, G: SolverGame> {
     in_flight: Vec<Out>,
     /// Lockstep rounds with fresh workers: the answer does not depend on timing.
     deterministic: bool,
+    prover: Color,
+    /// One worker on the whole problem, the others helping it ([`JobOptions::helpers`]).
+    helper_mode: bool,
+    /// The job on the whole problem (helper mode).
+    leader: Option<u64>,
+    /// The helpers' jobs and their positions.
+    helper_paths: Vec<(u64, Vec<Move>)>,
 }
 
 impl<G: SolverGame> Run<'_, G> {
@@ -529,9 +578,163 @@ impl<G: SolverGame> Run<'_, G> {
             slot,
             proof_job,
             thresholds,
+            helper: false,
         });
         self.stats.jobs += 1;
         true
+    }
+
+    /// Sends a helper's job at `path` (helper mode).
+    fn send_helper(&mut self, path: Vec<Move>, budget: u64) -> bool {
+        let id = self.next_id;
+        self.next_id += 1;
+        log::debug!("helper job {id}: {budget} nodes at {path:?}");
+        let job = Job {
+            id,
+            path: path.clone(),
+            nodes: budget,
+            // What it proves lands in the shared table, where the proof of the whole
+            // problem finds it.
+            want_proof: false,
+            fresh: false,
+            thresholds: None,
+            prefer: None,
+        };
+        if self.transport.submit(job).is_err() {
+            return false;
+        }
+        self.in_flight.push(Out {
+            id,
+            leaf: NO_LEAF,
+            budget,
+            slot: 0,
+            proof_job: false,
+            thresholds: None,
+            helper: true,
+        });
+        self.helper_paths.push((id, path));
+        self.stats.jobs += 1;
+        self.stats.helper_jobs += 1;
+        true
+    }
+
+    /// Helper mode: the job on the whole problem when none is out, then a helper's job for
+    /// every other idle worker.
+    fn fill_helpers(&mut self) {
+        if self.leader.is_none() && !self.tree.solved() {
+            // The whole problem, to the end: the deadline or the stop flag cancels it.
+            let budget = self.nodes_left();
+            if budget == 0 || !self.send(0, budget, None, 0, false) {
+                return;
+            }
+            self.leader = self.in_flight.last().map(|o| o.id);
+        }
+        while self.in_flight.len() < self.width() && !self.stopped() {
+            let budget = self.budget();
+            if budget == 0 {
+                return;
+            }
+            let Some(path) = self.helper_path() else {
+                return;
+            };
+            if !self.send_helper(path, budget) {
+                return;
+            }
+        }
+    }
+
+    /// Where the next helper goes. It follows the path the whole-problem search is on in the
+    /// shared table (at the prover's nodes the child with the smallest proof number, at the
+    /// opponent's the smallest disproof number) to the first node where every child is
+    /// needed for the result the root's numbers make likelier (the opponent's nodes for a
+    /// win, the prover's for a loss), and takes the child there that neither that search
+    /// nor another helper is in and that the search would reach last (recorded children
+    /// before ones never entered; then the largest selection number). `None` when there is
+    /// none.
+    fn helper_path(&mut self) -> Option<Vec<Move>> {
+        let mut g = self.tree.position(0);
+        let mut path: Vec<Move> = Vec::new();
+        let mut legal = Vec::new();
+        let mut help_at_or = None;
+        for _ in 0..HELPER_DEPTH {
+            if g.outcome().is_some() {
+                return None;
+            }
+            let known = self.transport.peek(&path)?;
+            let or = g.to_move() == self.prover;
+            // (selection number, other number) of a child at this node: pn at the
+            // prover's nodes, dn at the opponent's.
+            let sel = |k: &(Move, u64, u64)| if or { (k.1, k.2) } else { (k.2, k.1) };
+            if known.iter().any(|k| sel(k).0 == 0) {
+                // Solved for the side to move: nothing left to help with here.
+                return None;
+            }
+            let open = || known.iter().filter(|k| sel(k).1 != 0);
+            let leader = open().min_by_key(|k| sel(k).0).map(|k| k.0);
+            let help_at_or = *help_at_or.get_or_insert_with(|| {
+                // The root: a win is likelier when its proof number is the smaller.
+                let min = open().map(|k| sel(k).0).min().unwrap_or(INF_NUMBER);
+                let sum = open().fold(0u64, |a, k| a.saturating_add(sel(k).1));
+                let (pn, dn) = if or { (min, sum) } else { (sum, min) };
+                pn > dn
+            });
+            if or != help_at_or {
+                let l = leader?;
+                path.push(l);
+                g.play(l).ok()?;
+                continue;
+            }
+            g.legal_moves(&mut legal);
+            // (recorded, selection number, other number): larger is later for the search.
+            let mut pick: Option<(Move, (bool, u64, u64))> = None;
+            for &m in &legal {
+                if Some(m) == leader {
+                    continue;
+                }
+                let rec = known.iter().find(|k| k.0 == m);
+                if rec.is_some_and(|k| sel(k).1 == 0) {
+                    // Already decided the way every child here must go.
+                    continue;
+                }
+                g.play_unchecked(m);
+                let over = g.outcome().is_some();
+                g.undo();
+                if over {
+                    continue;
+                }
+                path.push(m);
+                let taken = self
+                    .helper_paths
+                    .iter()
+                    .any(|(_, t)| t.starts_with(&path) || path.starts_with(t));
+                path.pop();
+                if taken {
+                    continue;
+                }
+                let key = rec.map_or((false, 0, 0), |k| (true, sel(k).0, sel(k).1));
+                if pick.is_none_or(|(_, k)| key > k) {
+                    pick = Some((m, key));
+                }
+            }
+            if let Some((m, _)) = pick {
+                path.push(m);
+                return Some(path);
+            }
+            let l = leader?;
+            path.push(l);
+            g.play(l).ok()?;
+        }
+        None
+    }
+
+    /// A helper's answer: its work counts; what it solved is in the shared table already.
+    fn helper_answered(&mut self, a: &JobAnswer) {
+        self.helper_paths.retain(|(id, _)| *id != a.id);
+        if a.result == SolveResult::Unknown {
+            self.stats.unknown += 1;
+        } else {
+            self.stats.solved += 1;
+        }
     }
 
     /// Jobs out at once: deterministic mode makes rounds as wide as the workers at the
@@ -556,6 +759,10 @@ impl<G: SolverGame> Run<'_, G> {
 
     /// Sends jobs while workers are idle and positions are available.
     fn fill(&mut self) {
+        if self.helper_mode {
+            self.fill_helpers();
+            return;
+        }
         let mut slot = 0;
         while self.in_flight.len() < self.width() && !self.stopped() {
             let budget = self.budget();
@@ -621,11 +828,16 @@ impl<G: SolverGame> Run<'_, G> {
                 // Nothing to send (node limit reached, or every open position is out).
                 break;
             }
+            // An idle helper looks again soon: the table it is placed by fills as the
+            // whole-problem search goes.
+            let poll = if self.helper_mode && self.in_flight.len() < self.width() {
+                Duration::from_millis(5)
+            } else {
+                Duration::from_millis(100)
+            };
             let wait = match self.limits.time {
-                Some(t) => t
-                    .saturating_sub(self.start.elapsed())
-                    .min(Duration::from_millis(100)),
-                None => Duration::from_millis(100),
+                Some(t) => t.saturating_sub(self.start.elapsed()).min(poll),
+                None => poll,
             };
             match self.transport.recv(wait.max(Duration::from_millis(1))) {
                 Some(TransportEvent::Answer(a)) => {
@@ -694,6 +906,13 @@ impl<G: SolverGame> Run<'_, G> {
             return;
         };
         let out = self.in_flight.swap_remove(pos);
+        if out.helper {
+            self.helper_answered(&a);
+            return;
+        }
+        if self.leader == Some(a.id) {
+            self.leader = None;
+        }
         let leaf = out.leaf;
         self.tree.set_job(leaf, None);
         self.tree.add_effort(leaf, a.nodes);
@@ -728,8 +947,9 @@ impl<G: SolverGame> Run<'_, G> {
         match result {
             SolveResult::Unknown => {
                 self.stats.unknown += 1;
-                if self.stopped() {
-                    // Cancelled at the end: nothing to learn, no expansion.
+                if self.stopped() || self.helper_mode {
+                    // Cancelled at the end: nothing to learn, no expansion. (In helper mode
+                    // the whole problem simply goes out again.)
                     return;
                 }
                 let split = self.opts.split_after;
@@ -762,7 +982,7 @@ impl<G: SolverGame> Run<'_, G> {
     /// Cancels the jobs whose path is solved now.
     fn cancel_settled(&mut self) {
         for o in &self.in_flight {
-            if !o.proof_job && self.tree.settled(o.leaf) {
+            if !o.proof_job && !o.helper && self.tree.settled(o.leaf) {
                 self.transport.cancel(o.id);
             }
         }
@@ -776,6 +996,13 @@ impl<G: SolverGame> Run<'_, G> {
             return;
         };
         let o = self.in_flight.swap_remove(pos);
+        if o.helper {
+            self.helper_paths.retain(|(h, _)| *h != id);
+            return;
+        }
+        if self.leader == Some(id) {
+            self.leader = None;
+        }
         self.tree.set_job(o.leaf, None);
         self.stats.resent += 1;
         if self.deterministic {
@@ -800,7 +1027,12 @@ impl<G: SolverGame> Run<'_, G> {
                 Some(TransportEvent::Answer(a)) => {
                     self.count(&a);
                     if let Some(pos) = self.in_flight.iter().position(|j| j.id == a.id) {
-                        let leaf = self.in_flight.swap_remove(pos).leaf;
+                        let out = self.in_flight.swap_remove(pos);
+                        if out.helper {
+                            self.stats.cancelled += 1;
+                            continue;
+                        }
+                        let leaf = out.leaf;
                         self.tree.set_job(leaf, None);
                         if self.tree.settled(leaf) {
                             self.stats.wasted += 1;
@@ -824,5 +1056,26 @@ impl<G: SolverGame> Run<'_, G> {
                 }
             }
         }
+    }
+}
+
+/// The root move from the shared table (helper mode, where the manager's tree is its root
+/// alone): for a win with the prover to move the proven child, else at the prover's nodes
+/// the smallest proof number, at the opponent's the smallest disproof number. `None` where
+/// the workers share no table or it knows no child.
+fn best_from_table<G: SolverGame>(
+    transport: &mut dyn Transport<G>,
+    tree: &Tree<G>,
+    game: &G,
+    prover: Color,
+) -> Option<Move> {
+    if let Some(m) = tree.proof_root_move() {
+        return Some(m);
+    }
+    let known = transport.peek(&[])?;
+    if game.to_move() == prover {
+        known.iter().min_by_key(|k| k.1).map(|k| k.0)
+    } else {
+        known.iter().min_by_key(|k| k.2).map(|k| k.0)
     }
 }

@@ -57,6 +57,12 @@ pub struct ThreadTransport<G: SolverGame> {
     cancels: HashMap<u64, Arc<AtomicBool>>,
     synthetic: VecDeque<TransportEvent>,
     root: Option<(G, Color)>,
+    /// Makes the solvers: also the one that reads the shared table for [`Transport::peek`].
+    factory: WorkerFactory<G>,
+    memory: usize,
+    /// A solver on the workers' shared table, never searching: it only reads the table
+    /// (`None` until the first peek; `Some(None)` when the workers do not share one).
+    reader: Option<Option<Box<dyn Solver<G>>>>,
 }
 
 impl<G: SolverGame> ThreadTransport<G> {
@@ -87,6 +93,9 @@ impl<G: SolverGame> ThreadTransport<G> {
             cancels: HashMap::new(),
             synthetic: VecDeque::new(),
             root: None,
+            factory,
+            memory,
+            reader: None,
         }
     }
 
@@ -243,6 +252,26 @@ impl<G: SolverGame> Transport<G> for ThreadTransport<G> {
         }
     }
 
+    fn peek(&mut self, path: &[Move]) -> Option<Vec<(Move, u64, u64)>> {
+        let (root, prover) = self.root.clone()?;
+        if self.reader.is_none() {
+            let index = self.senders.len();
+            let made = catch_unwind(AssertUnwindSafe(|| {
+                (self.factory)(index, self.memory, true)
+            }))
+            .ok()
+            .flatten()
+            .filter(|s| s.shares_table());
+            self.reader = Some(made);
+        }
+        let reader = self.reader.as_mut()?.as_mut()?;
+        let mut g = root;
+        for &m in path {
+            g.play(m).ok()?;
+        }
+        reader.child_numbers(&g, prover)
+    }
+
     fn clear(&mut self) {
         for (w, tx) in self.senders.iter().enumerate() {
             if self.alive[w] {
@@ -252,6 +281,9 @@ impl<G: SolverGame> Transport<G> for ThreadTransport<G> {
     }
 
     fn set_memory(&mut self, bytes: usize) {
+        // The workers make their solvers again with the new budget; so does the reader.
+        self.memory = bytes;
+        self.reader = None;
         for (w, tx) in self.senders.iter().enumerate() {
             if self.alive[w] {
                 let _ = tx.send(Msg::Memory(bytes));

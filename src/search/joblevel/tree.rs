@@ -551,6 +551,17 @@ impl<G: SolverGame> Tree<G> {
         self.update_from(n);
     }
 
+    /// The proven move at the root when the root itself was proven by one job (never
+    /// expanded) with the prover to move, from that job's sub-proof.
+    pub fn proof_root_move(&self) -> Option<Move> {
+        let r = &self.nodes[0];
+        if r.expanded || !r.or || r.pn != 0 || r.proof == NONE {
+            return None;
+        }
+        let p = self.proofs.get(r.proof as usize)?;
+        p.nodes.first()?.children.first().map(|c| c.0)
+    }
+
     /// The merged solution tree of a proven win: the manager's tree (one proven move at the
     /// prover's nodes, every move at the opponent's) with each worker's sub-proof grafted at
     /// its leaf. `None` for other results, when a proven leaf has no sub-proof (workers ran

@@ -761,11 +761,16 @@ impl<G: SolverGame> Solver<G> for Dfpn<G> {
         self.tt.put(key, pn, dn, 1, NO_MOVE);
     }
 
+    fn shares_table(&self) -> bool {
+        self.tt.shared()
+    }
+
     fn set_thresholds(&mut self, t: Option<(u64, u64)>) {
         self.thresholds = t.map_or((INF, INF), |(p, d)| (p.clamp(2, INF), d.clamp(2, INF)));
     }
 
     fn child_numbers(&mut self, game: &G, prover: Color) -> Option<Vec<(Move, u64, u64)>> {
+        self.tt.ensure();
         let mut g = game.clone();
         let hist = if self.exact { g.history_root() } else { 0 };
         let mut moves = Vec::new();

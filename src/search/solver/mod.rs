@@ -658,6 +658,13 @@ pub trait Solver<G: SolverGame>: Send {
         None
     }
 
+    /// Whether the solver keeps its table in one shared with other solvers
+    /// ([`tt::TableGroup`]), so that [`Solver::child_numbers`] also sees what they found
+    /// (the job-level manager then places helpers by it).
+    fn shares_table(&self) -> bool {
+        false
+    }
+
     /// Forgets all tables (new game).
     fn clear(&mut self);
 
