@@ -294,6 +294,8 @@ pub struct JobsRecord {
     pub lost_workers: u64,
     /// Nodes of the manager's tree.
     pub tree_nodes: u64,
+    /// Jobs sent to helpers (`--job-helpers on`).
+    pub helper_jobs: u64,
     /// Share of the workers' time spent on jobs.
     pub busy: f64,
 }
@@ -311,6 +313,7 @@ impl From<&JobStats> for JobsRecord {
             resent: j.resent,
             lost_workers: j.lost_workers,
             tree_nodes: j.tree_nodes,
+            helper_jobs: j.helper_jobs,
             busy: (j.busy * 1000.0).round() / 1000.0,
         }
     }
