@@ -42,6 +42,8 @@ fn job_level<G: SolverGame>(
         workers,
         job_nodes,
         growth: 0,
+        // The manager's own split (JL-PNS); helper mode has its test below.
+        helpers: false,
         ..JobOptions::default()
     };
     registry::build::<G>(SolverChoice::Kind(kind), &opts, None).expect("job-level solver")
@@ -323,6 +325,7 @@ fn faulty_job_level(
             workers,
             job_nodes: 40,
             growth: 0,
+            helpers: false,
             ..JobOptions::default()
         },
         Box::new(transport),

@@ -98,7 +98,7 @@ pub const DEFAULT_GROWTH: u64 = 8;
 pub const DEFAULT_SPLIT_AFTER: u32 = 2;
 
 /// Default of [`JobOptions::helpers`].
-pub const DEFAULT_HELPERS: bool = false;
+pub const DEFAULT_HELPERS: bool = true;
 
 /// How deep a helper's position may be below the problem root.
 const HELPER_DEPTH: usize = 64;
