@@ -31,19 +31,20 @@ mod common;
 
 use common::{gomoku_key, no_key, Brute};
 
-/// A job-level solver with `workers` threads and jobs of `job_nodes` nodes.
+/// A job-level solver with `workers` threads and jobs of `job_nodes` nodes; `helpers`:
+/// helper mode, else the manager's own split (JL-PNS).
 fn job_level<G: SolverGame>(
     kind: SolverKind,
     workers: usize,
     job_nodes: u64,
+    helpers: bool,
 ) -> Box<dyn Solver<G>> {
     let mut opts = SolverOptions::with_memory(8 << 20);
     opts.jobs = JobOptions {
         workers,
         job_nodes,
         growth: 0,
-        // The manager's own split (JL-PNS); helper mode has its test below.
-        helpers: false,
+        helpers,
         ..JobOptions::default()
     };
     registry::build::<G>(SolverChoice::Kind(kind), &opts, None).expect("job-level solver")
@@ -54,7 +55,7 @@ fn stats(o: &SolveOutcome) -> JobStats {
 }
 
 /// Solves `g` with `s`, checks the answer against `truth` and a win's merged proof with the
-/// proof checker; returns the result and the jobs sent.
+/// proof checker; returns the result and the job statistics.
 fn check<G: SolverGame>(
     s: &mut dyn Solver<G>,
     g: &G,
@@ -62,12 +63,12 @@ fn check<G: SolverGame>(
     limits: &Limits,
     truth: bool,
     label: &str,
-) -> (SolveResult, u64) {
+) -> (SolveResult, JobStats) {
     let stop = AtomicBool::new(false);
     let o = s.solve(g, prover, limits, &stop, &mut |_| {});
     let st = stats(&o);
     if o.result == SolveResult::Unknown {
-        return (o.result, st.jobs);
+        return (o.result, st);
     }
     assert_eq!(
         o.result == SolveResult::Win,
@@ -86,7 +87,7 @@ fn check<G: SolverGame>(
             assert_eq!(o.best, Some(first), "{label}: best move is not the proof's");
         }
     }
-    (o.result, st.jobs)
+    (o.result, st)
 }
 
 #[test]
@@ -97,7 +98,7 @@ fn gomoku_answers_and_merged_proofs_check() {
         (SolverKind::Fdfpn, true, 1_000),
         (SolverKind::Mcts, false, 1_000),
     ] {
-        let mut s = job_level::<Gomoku>(kind, 3, job_nodes);
+        let mut s = job_level::<Gomoku>(kind, 3, job_nodes, false);
         for (i, g) in positions.iter().enumerate() {
             let prover = g.to_move();
             let mut brute = Brute::new(2_000_000, gomoku_key);
@@ -117,11 +118,11 @@ fn gomoku_answers_and_merged_proofs_check() {
                 Limits::time(Duration::from_secs(5))
             };
             let label = format!("gomoku 6x6 #{i} {kind:?}");
-            let (r, jobs) = check(s.as_mut(), g, prover, &limits, truth, &label);
+            let (r, st) = check(s.as_mut(), g, prover, &limits, truth, &label);
             if r != SolveResult::Unknown {
                 solved += 1;
                 wins += (r == SolveResult::Win) as usize;
-                split += (jobs > 1) as usize;
+                split += (st.jobs > 1) as usize;
             }
         }
     }
@@ -143,7 +144,7 @@ fn gomoku_answers_and_merged_proofs_check() {
 fn killallgo_answers_and_merged_proofs_check() {
     let positions = common::killallgo_positions(70, 40, 5);
     let (mut solved, mut split, mut wins, mut checked) = (0, 0, 0, 0);
-    let mut s = job_level::<KillallGo>(SolverKind::Fdfpn, 2, 30);
+    let mut s = job_level::<KillallGo>(SolverKind::Fdfpn, 2, 30, false);
     for (i, g) in positions.iter().enumerate() {
         for prover in [Color::White, Color::Black] {
             let mut brute = Brute::new(300_000, no_key);
@@ -153,7 +154,7 @@ fn killallgo_answers_and_merged_proofs_check() {
             checked += 1;
             s.clear();
             let label = format!("killallgo 7x7 #{i} prover {prover:?}");
-            let (r, jobs) = check(
+            let (r, st) = check(
                 s.as_mut(),
                 g,
                 prover,
@@ -164,7 +165,7 @@ fn killallgo_answers_and_merged_proofs_check() {
             if r != SolveResult::Unknown {
                 solved += 1;
                 wins += (r == SolveResult::Win) as usize;
-                split += (jobs > 1) as usize;
+                split += (st.jobs > 1) as usize;
             }
         }
     }
@@ -191,16 +192,7 @@ fn killallgo_answers_and_merged_proofs_check() {
 #[test]
 fn killallgo_with_helpers_answers_and_proofs_check() {
     let positions = common::killallgo_positions(70, 24, 5);
-    let mut opts = SolverOptions::with_memory(8 << 20);
-    opts.jobs = JobOptions {
-        workers: 2,
-        job_nodes: 30,
-        growth: 0,
-        helpers: true,
-        ..JobOptions::default()
-    };
-    let mut s = registry::build::<KillallGo>(SolverChoice::Kind(SolverKind::Fdfpn), &opts, None)
-        .expect("job-level solver");
+    let mut s = job_level::<KillallGo>(SolverKind::Fdfpn, 2, 30, true);
     let (mut solved, mut checked, mut helper_jobs, mut tree_nodes) = (0, 0, 0, 0);
     for (i, g) in positions.iter().enumerate() {
         for prover in [Color::White, Color::Black] {
@@ -211,28 +203,11 @@ fn killallgo_with_helpers_answers_and_proofs_check() {
             checked += 1;
             s.clear();
             let label = format!("killallgo 7x7 #{i} prover {prover:?} with helpers");
-            let stop = AtomicBool::new(false);
             let limits = Limits::time(Duration::from_secs(20));
-            let o = s.solve(g, prover, &limits, &stop, &mut |_| {});
-            let st = stats(&o);
+            let (r, st) = check(s.as_mut(), g, prover, &limits, truth, &label);
             helper_jobs += st.helper_jobs;
             tree_nodes = tree_nodes.max(st.tree_nodes);
-            let r = o.result;
-            if r == SolveResult::Unknown {
-                continue;
-            }
-            solved += 1;
-            assert_eq!(r == SolveResult::Win, truth, "{label}: {r:?} ({st:?})");
-            if r == SolveResult::Win {
-                let tree = s
-                    .proof_tree()
-                    .unwrap_or_else(|| panic!("{label}: a win without a proof ({st:?})"));
-                tree.check(g)
-                    .unwrap_or_else(|e| panic!("{label}: proof rejected: {e}"));
-                if g.to_move() == prover {
-                    assert_eq!(o.best, Some(tree.nodes[0].children[0].0), "{label}");
-                }
-            }
+            solved += (r != SolveResult::Unknown) as usize;
         }
     }
     eprintln!("helpers: {checked} brute-forced, {solved} solved, {helper_jobs} helper jobs");

@@ -1180,8 +1180,7 @@ mod tests {
     }
 
     /// Renju: after White's A6 the only empty points of this 6x6 board, D4 and E5, are
-    /// forbidden for Black, who cannot move: the game is a draw (found by the differential
-    /// solver test, where DFPN had proved the prover's loss but could not build its tree).
+    /// forbidden for Black, who cannot move: the game is a draw.
     #[test]
     fn renju_black_without_a_legal_move_is_a_draw() {
         let mut g = Gomoku::new(6, 6, Rule::Renju).unwrap();
