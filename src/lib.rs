@@ -17,7 +17,7 @@
 //!   - [`search::gomoku`], the Gomoku wing: threat-space search ([`search::gomoku::threat`]:
 //!     VCF/VCT), the Gomoku players ([`search::gomoku::alphabeta`] "pcn",
 //!     [`search::gomoku::greedy`], [`search::gomoku::reference`] "ab4") and the learned
-//!     pattern policy ([`search::gomoku::patpolicy`]);
+//!     pattern policy ([`search::gomoku::learn::patpolicy`]);
 //!   - [`search::uct`], the generic UCT player;
 //!   - [`search::solver`], the solver suite (MCTS solver, DFPN, focused DFPN, suite II on
 //!     one tree-solver skeleton, transposition table, proof trees, the games' solver

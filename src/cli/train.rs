@@ -1,5 +1,5 @@
 //! `pcn train-patterns`: makes the Gomoku pattern policy's weight file
-//! (`weights/gomoku_patterns.bin`, see [`crate::search::gomoku::patpolicy`], trained by
+//! (`weights/gomoku_patterns.bin`, see [`crate::search::gomoku::learn::patpolicy`], trained by
 //! [`crate::train::patterns`]) from the alpha-beta
 //! player's self-play games. `--seed` and `--threads` are the global options; the result is
 //! the same for the same options whatever the thread count (games are seeded one by one and
@@ -11,7 +11,7 @@ use std::time::Instant;
 use clap::Args;
 
 use crate::game::gomoku::Rule;
-use crate::search::gomoku::patpolicy::PatternPolicy;
+use crate::search::gomoku::learn::patpolicy::PatternPolicy;
 use crate::train::patterns::{
     generate, read_samples, train, write_samples, FitOptions, GenOptions, Sample,
 };

@@ -1,4 +1,4 @@
-//! Training of the Gomoku pattern policy ([`crate::search::gomoku::patpolicy`]), run by
+//! Training of the Gomoku pattern policy ([`crate::search::gomoku::learn::patpolicy`]), run by
 //! `pcn train-patterns`: self-play samples of the alpha-beta player, their file format, and
 //! the softmax regression that fits the table to the player's choices.
 
@@ -8,10 +8,10 @@ use crate::game::gomoku::{Gomoku, Rule};
 use crate::game::{Color, Game};
 use crate::search::gomoku::alphabeta::AlphaBeta;
 use crate::search::gomoku::greedy::candidates;
-use crate::search::gomoku::learned::{adagrad, cross_entropy, split_held_out, AdaGrad, Choice};
-use crate::search::gomoku::patpolicy::{
+use crate::search::gomoku::learn::patpolicy::{
     features_of_keys, static_score, PatternError, PatternPolicy,
 };
+use crate::search::gomoku::learn::{adagrad, cross_entropy, split_held_out, AdaGrad, Choice};
 use crate::search::{Limits, Searcher};
 use crate::util::Rng;
 
@@ -318,7 +318,7 @@ fn argmax(z: &[f32]) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::search::gomoku::patpolicy::{features, COMBOS, KEYS};
+    use crate::search::gomoku::learn::patpolicy::{features, COMBOS, KEYS};
 
     #[test]
     fn training_learns_a_planted_preference() {

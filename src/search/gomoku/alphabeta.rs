@@ -22,7 +22,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::greedy;
-use super::ordering;
+use super::learn::ordering;
 use super::threat::ThreatSolver;
 use super::{Budget, Limits, SearchEvent, SearchResult, Searcher};
 use crate::game::gomoku::{Gomoku, Pattern, Rule};

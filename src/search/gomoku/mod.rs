@@ -5,18 +5,15 @@
 //! - [`alphabeta`]: the main player "pcn" (alpha-beta over threat-aware candidates).
 //! - [`greedy`]: the one-ply pattern scorer, the first baseline.
 //! - [`reference`]: "ab4", the depth-4 min-max baseline of the Gomoku seed paper.
-//! - [`patpolicy`]: the learned pattern policy (a move prior without a network).
-//! - [`ordering`]: the player's learned move ordering over pattern combinations.
-//! - [`learned`]: what those two learned tables share (their weight files).
+//! - [`learn`]: what the wing learns from games: the player's move ordering and evaluation
+//!   network, and the pattern policy (a move prior without a network).
 //!
 //! The solvers' Gomoku knowledge (`SolverGame for Gomoku`, the threat priors) builds on this
 //! wing from [`crate::search::solver`].
 
 pub mod alphabeta;
 pub mod greedy;
-pub mod learned;
-pub mod ordering;
-pub mod patpolicy;
+pub mod learn;
 pub mod reference;
 pub mod threat;
 

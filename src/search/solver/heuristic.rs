@@ -4,14 +4,15 @@
 //! Without a network: [`UniformPlayout`] (uniform priors, random-playout value) for every
 //! game, and [`ThreatPriors`] for Gomoku (priors from the pattern/threat scores of
 //! [`crate::search::gomoku::greedy::cell_score`], optionally mixed with the learned pattern policy of
-//! [`crate::search::gomoku::patpolicy`]; a static value from the threat scores).
+//! [`crate::search::gomoku::learn::patpolicy`]; a static value from the threat scores).
 
 use super::CommonOptions;
 use crate::game::gomoku::pattern::EMPTY;
 use crate::game::gomoku::Gomoku;
 use crate::game::{Game, Move, Outcome};
 use crate::search::gomoku::greedy::{attack_defence, candidates, cell_score};
-use crate::search::gomoku::patpolicy::{softmax_into, PatternPolicy, BUILTIN};
+use crate::search::gomoku::learn::patpolicy::{PatternPolicy, BUILTIN};
+use crate::search::gomoku::learn::softmax_into;
 use crate::util::Rng;
 
 /// One position's evaluation. Buffers are reused between calls (no per-node allocation).
@@ -188,7 +189,7 @@ pub struct ThreatPriors {
 impl ThreatPriors {
     /// A heuristic for `opts` (deterministic: it has no random part). With
     /// `opts.knowledge.patterns` > 0 the learned pattern policy
-    /// ([`crate::search::gomoku::patpolicy`]) takes that share of the prior.
+    /// ([`crate::search::gomoku::learn::patpolicy`]) takes that share of the prior.
     pub fn new(opts: &CommonOptions) -> Self {
         let w = opts.knowledge.patterns;
         let patterns = if w > 0.0 {

@@ -46,7 +46,7 @@ pub struct Knowledge {
     /// by `vcf_nodes` / `vct_nodes`).
     pub defence_nodes: u64,
     /// Gomoku, MCTS and focused DFPN without a network: the share (0..=1) of the learned
-    /// pattern policy ([`crate::search::gomoku::patpolicy`]) in the static priors; 0 leaves the threat
+    /// pattern policy ([`crate::search::gomoku::learn::patpolicy`]) in the static priors; 0 leaves the threat
     /// priors alone.
     pub patterns: f32,
     /// Gomoku, MCTS without a network: node budget (each VCF and VCT) of the narrowing of

@@ -27,7 +27,7 @@
 
 use once_cell::sync::Lazy;
 
-use super::learned::{
+use super::{
     adagrad, cross_entropy, logit, read_weights, split_held_out, write_weights, AdaGrad, Choice,
     WeightFileError,
 };
@@ -329,7 +329,7 @@ impl OrderTable {
 /// The shipped table (`weights/gomoku_order.bin`, compiled in so that the engine needs no
 /// file at run time). A unit test checks that it loads.
 pub static BUILTIN: Lazy<Option<OrderTable>> = Lazy::new(|| {
-    match OrderWeights::from_bytes(include_bytes!("../../../weights/gomoku_order.bin")) {
+    match OrderWeights::from_bytes(include_bytes!("../../../../weights/gomoku_order.bin")) {
         Ok(w) => Some(OrderTable::new(&w)),
         Err(e) => {
             log::warn!("built-in ordering weights unusable: {e}");

@@ -1,21 +1,31 @@
-//! What the wing's learned tables ([`super::patpolicy`], [`super::ordering`]) have in
-//! common: their weight files and their training.
+//! Everything the Gomoku wing learns from games, in one place: the player's move ordering
+//! ([`ordering`]), the pattern policy ([`patpolicy`]) and the player's evaluation network
+//! ([`evalnet`]), with what the two pattern tables share here: their weight files and their
+//! fit.
 //!
-//! A weight file is an eight-byte magic naming the table, then its weights as little-endian
-//! `f32`, nothing else; a file is read only when its size is exactly that of its table and
-//! every weight is finite, so a table never holds a weight that would poison every logit it
-//! enters.
+//! A pattern table's weight file is an eight-byte magic naming the table, then its weights
+//! as little-endian `f32`, nothing else; a file is read only when its size is exactly that
+//! of its table and every weight is finite, so a table never holds a weight that would
+//! poison every logit it enters. (The evaluation network has a file format of its own,
+//! docs/model-format.md.)
 //!
-//! Both tables score a candidate point by the sum of a few weights (its features) and are
-//! fitted the same way: softmax regression over the candidates of each position, the
-//! played one the label, by AdaGrad, with every tenth position held out for the report.
-//! The steps here ([`split_held_out`], [`adagrad`], [`cross_entropy`]) are that fit; each
-//! trainer adds its own report around them. The order of every float operation is part of
-//! the contract: the shipped tables are reproduced byte for byte from their recipes
-//! (`weights/README.md`), so a change here that reorders a sum changes them.
+//! Both pattern tables score a candidate point by the sum of a few weights (its features)
+//! and are fitted the same way: softmax regression over the candidates of each position,
+//! the played one the label, by AdaGrad, with every tenth position held out for the report.
+//! The steps here ([`split_held_out`], [`adagrad`], [`cross_entropy`], [`softmax_into`])
+//! are that fit; each trainer adds its own report around them. The order of every float
+//! operation is part of the contract: the shipped tables are reproduced byte for byte from
+//! their recipes (`weights/README.md`), so a change here that reorders a sum changes them.
+//! The evaluation network is trained in PyTorch (`training/`), not here.
+//!
+//! The dependencies run one way: the tables import this module, never each other's files
+//! back.
 
-use super::patpolicy::softmax_into;
 use crate::util::Rng;
+
+pub mod evalnet;
+pub mod ordering;
+pub mod patpolicy;
 
 /// Why [`read_weights`] refused a file; each table turns it into its own error type.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -55,6 +65,24 @@ pub fn write_weights(magic: &[u8; 8], w: &[f32]) -> Vec<u8> {
         b.extend_from_slice(&x.to_le_bytes());
     }
     b
+}
+
+/// Turns logits into probabilities in place (max-shifted); false, leaving `z` unnormalised,
+/// when they cannot be (empty, or not finite).
+pub fn softmax_into(z: &mut [f32]) -> bool {
+    let m = z.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+    let mut s = 0.0;
+    for x in z.iter_mut() {
+        *x = (*x - m).exp();
+        s += *x;
+    }
+    if s.is_nan() || s <= 0.0 {
+        return false;
+    }
+    for x in z.iter_mut() {
+        *x /= s;
+    }
+    true
 }
 
 /// One training position: the features of each candidate point and which one was played.
@@ -159,8 +187,8 @@ pub fn cross_entropy<S: Choice>(w: &[f32], held_out: &[&S]) -> (f64, f64) {
 
 #[cfg(test)]
 mod tests {
-    use super::super::ordering::OrderWeights;
-    use super::super::patpolicy::PatternPolicy;
+    use super::ordering::OrderWeights;
+    use super::patpolicy::PatternPolicy;
     use super::*;
 
     #[test]
@@ -194,10 +222,10 @@ mod tests {
 
     #[test]
     fn the_shipped_tables_are_rewritten_byte_for_byte() {
-        let pat: &[u8] = include_bytes!("../../../weights/gomoku_patterns.bin");
+        let pat: &[u8] = include_bytes!("../../../../weights/gomoku_patterns.bin");
         let p = PatternPolicy::from_bytes(pat).expect("pattern table");
         assert!(p.to_bytes() == pat);
-        let ord: &[u8] = include_bytes!("../../../weights/gomoku_order.bin");
+        let ord: &[u8] = include_bytes!("../../../../weights/gomoku_order.bin");
         let o = OrderWeights::from_bytes(ord).expect("ordering table");
         assert!(o.to_bytes() == ord);
     }

@@ -15,10 +15,10 @@
 
 use once_cell::sync::Lazy;
 
-use super::greedy::{attack_defence, cell_score};
-use super::learned::{logit, read_weights, write_weights, WeightFileError};
+use super::{logit, read_weights, write_weights, WeightFileError};
 use crate::game::gomoku::{Gomoku, Pattern};
 use crate::game::{Color, Game};
+use crate::search::gomoku::greedy::{attack_defence, cell_score};
 
 /// Number of line patterns (8 cells, 2 bits each).
 pub const KEYS: usize = 1 << 16;
@@ -195,7 +195,7 @@ impl PatternPolicy {
 /// The shipped weights (`weights/gomoku_patterns.bin`, compiled in so that the engine needs
 /// no file at run time). A unit test checks that they load.
 pub static BUILTIN: Lazy<Option<PatternPolicy>> = Lazy::new(|| {
-    let r = PatternPolicy::from_bytes(include_bytes!("../../../weights/gomoku_patterns.bin"));
+    let r = PatternPolicy::from_bytes(include_bytes!("../../../../weights/gomoku_patterns.bin"));
     if let Err(e) = &r {
         log::warn!("built-in pattern weights unusable: {e}");
     }
@@ -208,29 +208,11 @@ pub fn static_score(g: &Gomoku, cell: usize) -> f32 {
     attack_defence(cell_score(g, cell, me), cell_score(g, cell, me.opp()))
 }
 
-/// Turns logits into probabilities in place (max-shifted); false, leaving `z` unnormalised,
-/// when they cannot be (empty, or not finite).
-pub fn softmax_into(z: &mut [f32]) -> bool {
-    let m = z.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-    let mut s = 0.0;
-    for x in z.iter_mut() {
-        *x = (*x - m).exp();
-        s += *x;
-    }
-    if s.is_nan() || s <= 0.0 {
-        return false;
-    }
-    for x in z.iter_mut() {
-        *x /= s;
-    }
-    true
-}
-
 #[cfg(test)]
 mod tests {
-    use super::super::greedy::candidates;
     use super::*;
     use crate::game::gomoku::Rule;
+    use crate::search::gomoku::greedy::candidates;
 
     #[test]
     fn colour_swap_and_mirror_are_involutions() {

@@ -1,0 +1,785 @@
+//! The player's evaluation network: a value for the side to move from the line shapes around
+//! every point, updated move by move (docs/model-format.md, "Evaluation network").
+//!
+//! Every point of the board, empty or not, looks along its four lines at the four points on
+//! each side; with the point itself that window has one of [`NCODES`] shapes per colour's
+//! view (own stones, the other colour's stones, empty, off the board). A table gives each
+//! shape a vector of `C` int16 features; a point's features are the bias plus its four
+//! shapes' vectors, clipped to `0..=128`, and summed over the board per view. A small
+//! float head turns the two sums (the side to move's view first) into a logit of the side to
+//! move winning.
+//!
+//! Why this shape of network: the board already keeps each point's line keys
+//! ([`Gomoku::line_key`]), so a move changes the shapes of at most 33 points per view (the
+//! point itself in four directions, four points on each side in one), and the sums follow
+//! by adding the changed points' clipped features before and after. The same update undoes a
+//! move, because it recomputes the shapes from the board rather than remembering them.
+//! Every feature and sum is int16 in wrapping arithmetic: a sum of clipped features is at
+//! most 484 points times 128, under 2^16, so the wrapped sum read as unsigned is exact, and
+//! the vector code (AVX2, AVX-512) and the scalar reference give the same bits.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use once_cell::sync::Lazy;
+
+use crate::game::gomoku::{Gomoku, Rule, MAX_SIZE};
+use crate::game::{Color, Game};
+
+/// Half-line shapes: up to four points on one side of a point, cut by the board's edge.
+pub const HALF_SHAPES: usize = 121;
+/// Window shapes per direction and view: the point's own state times two half-lines.
+pub const NCODES: usize = 3 * HALF_SHAPES * HALF_SHAPES;
+/// Largest absolute quantized table or bias entry: five of them never overflow int16.
+pub const QUANT_LIMIT: i16 = 6000;
+/// Quantized value of a feature of 1.0 (the clip's upper end).
+pub const ACT_MAX: i16 = 128;
+/// A view's sum over the points divided by this is the head's input (128 for the
+/// quantization times the float network's 1/32).
+pub const POOL_SCALE: f32 = 4096.0;
+/// The first bytes of a weight file.
+pub const MAGIC: &[u8; 8] = b"PCNEVAL1";
+/// Bytes of the rule name in a weight file.
+const RULE_BYTES: usize = 16;
+/// Largest channel and hidden counts a file may declare.
+const MAX_WIDTH: usize = 256;
+
+// The per-view sums stay exact in 16 bits only while the board has at most this many points.
+const _: () = assert!(MAX_SIZE * MAX_SIZE * ACT_MAX as usize <= u16::MAX as usize);
+
+/// First id of the half-line shapes with `n` points on the board before the edge.
+const HALF_OFFSET: [u16; 5] = [120, 117, 108, 81, 0];
+
+/// Why a weight file was refused.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum EvalNetError {
+    /// The file could not be read.
+    #[error("cannot read {0}")]
+    Io(String),
+    /// Wrong magic, size, dimension, rule name or value.
+    #[error("not an evaluation network: {0}")]
+    Format(String),
+}
+
+/// An evaluation network's weights (see the module docs and docs/model-format.md).
+#[derive(Clone, Debug)]
+pub struct EvalNet {
+    rule: Rule,
+    channels: usize,
+    hidden: usize,
+    /// `NCODES x channels`, shape-major.
+    table: Vec<i16>,
+    bias: Vec<i16>,
+    w1: Vec<f32>,
+    b1: Vec<f32>,
+    w2: Vec<f32>,
+    b2: Vec<f32>,
+    w3: Vec<f32>,
+    b3: f32,
+}
+
+/// Little-endian reader over a byte slice that reports what it ran out on.
+struct Reader<'a> {
+    b: &'a [u8],
+    at: usize,
+}
+
+impl Reader<'_> {
+    fn take(&mut self, n: usize, what: &str) -> Result<&[u8], EvalNetError> {
+        let end = self.at.checked_add(n).filter(|&e| e <= self.b.len());
+        let Some(end) = end else {
+            return Err(EvalNetError::Format(format!(
+                "{} bytes end inside {what}",
+                self.b.len()
+            )));
+        };
+        let s = &self.b[self.at..end];
+        self.at = end;
+        Ok(s)
+    }
+
+    fn u32(&mut self, what: &str) -> Result<usize, EvalNetError> {
+        let s = self.take(4, what)?;
+        Ok(u32::from_le_bytes([s[0], s[1], s[2], s[3]]) as usize)
+    }
+
+    fn i16s(&mut self, n: usize, what: &str) -> Result<Vec<i16>, EvalNetError> {
+        let s = self.take(2 * n, what)?;
+        let v: Vec<i16> = s
+            .chunks_exact(2)
+            .map(|c| i16::from_le_bytes([c[0], c[1]]))
+            .collect();
+        if let Some(i) = v.iter().position(|x| x.unsigned_abs() > QUANT_LIMIT as u16) {
+            return Err(EvalNetError::Format(format!(
+                "{what}[{i}] = {} is beyond ±{QUANT_LIMIT}",
+                v[i]
+            )));
+        }
+        Ok(v)
+    }
+
+    fn f32s(&mut self, n: usize, what: &str) -> Result<Vec<f32>, EvalNetError> {
+        let s = self.take(4 * n, what)?;
+        let v: Vec<f32> = s
+            .chunks_exact(4)
+            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect();
+        if let Some(i) = v.iter().position(|x| !x.is_finite()) {
+            return Err(EvalNetError::Format(format!("{what}[{i}] is not finite")));
+        }
+        Ok(v)
+    }
+}
+
+impl EvalNet {
+    /// Reads a weight file.
+    pub fn load(path: &Path) -> Result<EvalNet, EvalNetError> {
+        let b = std::fs::read(path)
+            .map_err(|e| EvalNetError::Io(format!("{}: {e}", path.display())))?;
+        EvalNet::from_bytes(&b)
+    }
+
+    /// Parses a weight file's bytes; refuses anything but an exact, finite, in-range file.
+    pub fn from_bytes(b: &[u8]) -> Result<EvalNet, EvalNetError> {
+        let mut r = Reader { b, at: 0 };
+        if r.take(MAGIC.len(), "the magic")? != MAGIC {
+            return Err(EvalNetError::Format(
+                "wrong magic (expected PCNEVAL1)".into(),
+            ));
+        }
+        let name = r.take(RULE_BYTES, "the rule name")?;
+        let end = name.iter().position(|&c| c == 0).unwrap_or(RULE_BYTES);
+        let name = std::str::from_utf8(&name[..end])
+            .map_err(|_| EvalNetError::Format("rule name is not ASCII".into()))?;
+        let rule = Rule::from_name(name)
+            .ok_or_else(|| EvalNetError::Format(format!("unknown rule '{name}'")))?;
+        let channels = r.u32("the channel count")?;
+        let hidden = r.u32("the hidden count")?;
+        let codes = r.u32("the shape count")?;
+        if !(16..=MAX_WIDTH).contains(&channels) || channels % 16 != 0 {
+            return Err(EvalNetError::Format(format!(
+                "{channels} channels (16..={MAX_WIDTH}, a multiple of 16)"
+            )));
+        }
+        if !(1..=MAX_WIDTH).contains(&hidden) {
+            return Err(EvalNetError::Format(format!(
+                "{hidden} hidden units (1..={MAX_WIDTH})"
+            )));
+        }
+        if codes != NCODES {
+            return Err(EvalNetError::Format(format!(
+                "{codes} shapes (expected {NCODES})"
+            )));
+        }
+        let net = EvalNet {
+            rule,
+            channels,
+            hidden,
+            table: r.i16s(NCODES * channels, "the shape table")?,
+            bias: r.i16s(channels, "the bias")?,
+            w1: r.f32s(hidden * 2 * channels, "W1")?,
+            b1: r.f32s(hidden, "b1")?,
+            w2: r.f32s(hidden * hidden, "W2")?,
+            b2: r.f32s(hidden, "b2")?,
+            w3: r.f32s(hidden, "w3")?,
+            b3: r.f32s(1, "b3")?[0],
+        };
+        if r.at != b.len() {
+            return Err(EvalNetError::Format(format!(
+                "{} bytes after the last weight",
+                b.len() - r.at
+            )));
+        }
+        Ok(net)
+    }
+
+    /// The weight file's bytes.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut b = Vec::new();
+        b.extend_from_slice(MAGIC);
+        let mut name = [0u8; RULE_BYTES];
+        let n = self.rule.name().as_bytes();
+        name[..n.len()].copy_from_slice(n);
+        b.extend_from_slice(&name);
+        for x in [self.channels, self.hidden, NCODES] {
+            b.extend_from_slice(&(x as u32).to_le_bytes());
+        }
+        for x in self.table.iter().chain(&self.bias) {
+            b.extend_from_slice(&x.to_le_bytes());
+        }
+        let floats = [&self.w1, &self.b1, &self.w2, &self.b2, &self.w3];
+        for x in floats
+            .into_iter()
+            .flatten()
+            .chain(std::iter::once(&self.b3))
+        {
+            b.extend_from_slice(&x.to_le_bytes());
+        }
+        b
+    }
+
+    /// A network with seeded random weights in the file's ranges: for tests and benchmarks
+    /// of the arithmetic, never for play.
+    pub fn random(rule: Rule, channels: usize, hidden: usize, seed: u64) -> EvalNet {
+        let mut rng = crate::util::Rng::new(seed);
+        let mut small = |n: usize, lim: i64| -> Vec<i16> {
+            (0..n)
+                .map(|_| (rng.below(2 * lim as usize + 1) as i64 - lim) as i16)
+                .collect()
+        };
+        let table = small(NCODES * channels, 60);
+        let bias = small(channels, 40);
+        let mut rng = crate::util::Rng::new(seed ^ 0x9e37_79b9);
+        let mut f = |n: usize, s: f32| -> Vec<f32> {
+            (0..n)
+                .map(|_| (rng.below(2001) as f32 / 1000.0 - 1.0) * s)
+                .collect()
+        };
+        EvalNet {
+            rule,
+            channels,
+            hidden,
+            table,
+            bias,
+            w1: f(hidden * 2 * channels, 0.3),
+            b1: f(hidden, 0.1),
+            w2: f(hidden * hidden, 0.3),
+            b2: f(hidden, 0.1),
+            w3: f(hidden, 0.5),
+            b3: 0.05,
+        }
+    }
+
+    /// The rule set the network was trained for.
+    pub fn rule(&self) -> Rule {
+        self.rule
+    }
+
+    /// Features per point (`C`).
+    pub fn channels(&self) -> usize {
+        self.channels
+    }
+
+    /// The logit of the side to move winning, computed from scratch by walking the board:
+    /// the scalar reference that [`Accumulator`] is held to (it shares only the weights).
+    pub fn evaluate(&self, g: &Gomoku) -> f32 {
+        let (w, h) = (g.width() as isize, g.height() as isize);
+        let c = self.channels;
+        let state = |x: isize, y: isize| -> Option<u8> {
+            if x < 0 || y < 0 || x >= w || y >= h {
+                return None;
+            }
+            Some(match g.stone((y * w + x) as crate::game::Move) {
+                None => 0,
+                Some(Color::Black) => 1,
+                Some(Color::White) => 2,
+            })
+        };
+        // Own = 1, other = 2 in `view`'s eyes.
+        let relative = |s: u8, view: Color| -> u16 {
+            match (s, view) {
+                (0, _) => 0,
+                (1, Color::Black) | (2, Color::White) => 1,
+                _ => 2,
+            }
+        };
+        let mut sums = [vec![0i32; c], vec![0i32; c]];
+        for (vi, view) in [Color::Black, Color::White].into_iter().enumerate() {
+            for y in 0..h {
+                for x in 0..w {
+                    let mut f: Vec<i32> = self.bias.iter().map(|&b| b as i32).collect();
+                    for (dx, dy) in [(1isize, 0isize), (0, 1), (1, 1), (1, -1)] {
+                        let mut half = [0u16; 2];
+                        for (k, s) in [-1isize, 1].into_iter().enumerate() {
+                            let mut n = 0;
+                            let mut id = 0u16;
+                            for i in 1..=4 {
+                                match state(x + s * i * dx, y + s * i * dy) {
+                                    Some(st) => {
+                                        id += relative(st, view) * 3u16.pow(i as u32 - 1);
+                                        n += 1;
+                                    }
+                                    None => break,
+                                }
+                            }
+                            half[k] = HALF_OFFSET[n] + id;
+                        }
+                        let centre = relative(state(x, y).unwrap_or(0), view);
+                        let code = (centre as usize * HALF_SHAPES + half[0] as usize) * HALF_SHAPES
+                            + half[1] as usize;
+                        for (fi, t) in f.iter_mut().zip(&self.table[code * c..(code + 1) * c]) {
+                            *fi += *t as i32;
+                        }
+                    }
+                    for (s, fi) in sums[vi].iter_mut().zip(&f) {
+                        *s += (*fi).clamp(0, ACT_MAX as i32);
+                    }
+                }
+            }
+        }
+        let me = g.to_move().index();
+        let x: Vec<f32> = sums[me]
+            .iter()
+            .chain(&sums[1 - me])
+            .map(|&s| s as f32 / POOL_SCALE)
+            .collect();
+        self.head(&x)
+    }
+
+    /// The float head on the two views' scaled sums (side to move first).
+    #[inline(always)]
+    fn head(&self, x: &[f32]) -> f32 {
+        let n = self.hidden;
+        let mut h1 = [0f32; MAX_WIDTH];
+        let mut h2 = [0f32; MAX_WIDTH];
+        for (o, h) in h1[..n].iter_mut().enumerate() {
+            *h = (dot(&self.w1[o * x.len()..(o + 1) * x.len()], x) + self.b1[o]).max(0.0);
+        }
+        for (o, h) in h2[..n].iter_mut().enumerate() {
+            *h = (dot(&self.w2[o * n..(o + 1) * n], &h1[..n]) + self.b2[o]).max(0.0);
+        }
+        dot(&self.w3, &h2[..n]) + self.b3
+    }
+}
+
+/// A dot product in eight interleaved partial sums (so that it vectorises; the order of
+/// the additions is fixed, whatever the instruction set).
+#[inline(always)]
+fn dot(a: &[f32], b: &[f32]) -> f32 {
+    let mut acc = [0f32; 8];
+    let mut ca = a.chunks_exact(8);
+    let mut cb = b.chunks_exact(8);
+    for (x, y) in (&mut ca).zip(&mut cb) {
+        for i in 0..8 {
+            acc[i] += x[i] * y[i];
+        }
+    }
+    let mut s = 0.0;
+    for (x, y) in ca.remainder().iter().zip(cb.remainder()) {
+        s += x * y;
+    }
+    let a4 = [
+        acc[0] + acc[4],
+        acc[1] + acc[5],
+        acc[2] + acc[6],
+        acc[3] + acc[7],
+    ];
+    s + (a4[0] + a4[2]) + (a4[1] + a4[3])
+}
+
+/// Half-line shape ids of a line key's byte of four points (two bits each, [`Gomoku`]'s
+/// cell values: 0 empty, 1 Black, 2 White, 3 off the board), per view (0: Black's, 1:
+/// White's) and per byte order: `[view][0]` reads the nearest point from the low bits,
+/// `[view][1]` from the high bits.
+static HALF: Lazy<[[[u8; 256]; 2]; 2]> = Lazy::new(|| {
+    let mut t = [[[0u8; 256]; 2]; 2];
+    for (view, tv) in t.iter_mut().enumerate() {
+        for (order, to) in tv.iter_mut().enumerate() {
+            for (byte, id) in to.iter_mut().enumerate() {
+                let mut n = 0;
+                let mut v = 0u16;
+                for i in 0..4 {
+                    let slot = if order == 0 { i } else { 3 - i };
+                    let s = (byte >> (2 * slot)) & 3;
+                    if s == 3 {
+                        break;
+                    }
+                    let rel = match s {
+                        0 => 0,
+                        s if s - 1 == view => 1,
+                        _ => 2,
+                    };
+                    v += rel * 3u16.pow(i as u32);
+                    n += 1;
+                }
+                *id = (HALF_OFFSET[n] + v) as u8;
+            }
+        }
+    }
+    t
+});
+
+/// The point's own state per view, indexed by its cell value (off the board never asked).
+const CENTRE: [[u16; 4]; 2] = [[0, 1, 2, 0], [0, 2, 1, 0]];
+
+/// Shape code of the on-board `cell` in direction `d` for `view` (0 Black, 1 White).
+#[inline(always)]
+fn code_of(g: &Gomoku, cell: usize, d: usize, view: usize) -> u16 {
+    let k = g.line_key(cell, d);
+    // Key slots 1..=4 hold offsets -4..=-1 (the nearest in the high bits), 5..=8 offsets
+    // +1..=+4 (the nearest in the low bits).
+    let neg = HALF[view][1][((k >> 2) & 0xFF) as usize] as u16;
+    let pos = HALF[view][0][((k >> 10) & 0xFF) as usize] as u16;
+    // The format's directions are (1,0), (0,1), (1,1), (1,-1); the board's fourth step is
+    // (-1,1), so its positive side is the format's negative one.
+    let (left, right) = if d == 3 { (pos, neg) } else { (neg, pos) };
+    let centre = CENTRE[view][g.cell_value(cell) as usize & 3];
+    (centre * HALF_SHAPES as u16 + left) * HALF_SHAPES as u16 + right
+}
+
+/// Which instruction set the accumulator's updates use.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Simd {
+    /// Plain Rust (the compiler's baseline vectors).
+    Scalar,
+    /// 256-bit integer vectors.
+    Avx2,
+    /// 512-bit integer vectors (AVX-512BW).
+    Avx512,
+}
+
+impl Simd {
+    /// The best this processor has.
+    pub fn detect() -> Simd {
+        #[cfg(target_arch = "x86_64")]
+        {
+            if std::arch::is_x86_feature_detected!("avx512bw") {
+                return Simd::Avx512;
+            }
+            if std::arch::is_x86_feature_detected!("avx2") {
+                return Simd::Avx2;
+            }
+        }
+        Simd::Scalar
+    }
+
+    /// Whether this processor can run it.
+    pub fn available(self) -> bool {
+        match self {
+            Simd::Scalar => true,
+            #[cfg(target_arch = "x86_64")]
+            Simd::Avx2 => std::arch::is_x86_feature_detected!("avx2"),
+            #[cfg(target_arch = "x86_64")]
+            Simd::Avx512 => std::arch::is_x86_feature_detected!("avx512bw"),
+            #[cfg(not(target_arch = "x86_64"))]
+            _ => false,
+        }
+    }
+}
+
+/// The network's running sums for one board, kept in step with its moves: call
+/// [`Accumulator::reset`] once, then [`Accumulator::update`] after every stone placed or
+/// taken back.
+#[derive(Clone)]
+pub struct Accumulator {
+    net: Arc<EvalNet>,
+    simd: Simd,
+    /// Padded cells of the board it was reset on.
+    cells: usize,
+    /// Per padded cell and view, the shape code of each direction.
+    codes: Vec<[[u16; 4]; 2]>,
+    /// Per view and padded cell, the point's `C` features (bias plus its four shapes).
+    feats: Vec<i16>,
+    /// Per view, the sum of the clipped features over the board (wrapping; read unsigned).
+    sums: Vec<i16>,
+}
+
+impl Accumulator {
+    /// An accumulator for `net` using the best instruction set available.
+    pub fn new(net: Arc<EvalNet>) -> Accumulator {
+        Accumulator::with_simd(net, Simd::detect())
+    }
+
+    /// An accumulator with a chosen instruction set (falls back to scalar where the
+    /// processor lacks it).
+    pub fn with_simd(net: Arc<EvalNet>, simd: Simd) -> Accumulator {
+        let simd = if simd.available() { simd } else { Simd::Scalar };
+        Accumulator {
+            net,
+            simd,
+            cells: 0,
+            codes: Vec::new(),
+            feats: Vec::new(),
+            sums: Vec::new(),
+        }
+    }
+
+    /// The network.
+    pub fn net(&self) -> &Arc<EvalNet> {
+        &self.net
+    }
+
+    /// The instruction set in use.
+    pub fn simd(&self) -> Simd {
+        self.simd
+    }
+
+    /// Recomputes everything for `g`.
+    pub fn reset(&mut self, g: &Gomoku) {
+        let c = self.net.channels;
+        let cells = g.cell_range().end;
+        self.cells = cells;
+        self.codes.clear();
+        self.codes.resize(cells, [[0; 4]; 2]);
+        self.feats.clear();
+        self.feats.resize(2 * cells * c, 0);
+        self.sums.clear();
+        self.sums.resize(2 * c, 0);
+        for m in 0..g.num_actions() {
+            let cell = g.cell_of(m as crate::game::Move);
+            for view in 0..2 {
+                let f = &mut self.feats[(view * cells + cell) * c..][..c];
+                f.copy_from_slice(&self.net.bias);
+                for d in 0..4 {
+                    let code = code_of(g, cell, d, view);
+                    self.codes[cell][view][d] = code;
+                    let t = &self.net.table[code as usize * c..][..c];
+                    for (x, y) in f.iter_mut().zip(t) {
+                        *x = x.wrapping_add(*y);
+                    }
+                }
+                for (s, x) in self.sums[view * c..][..c].iter_mut().zip(f.iter()) {
+                    *s = s.wrapping_add((*x).clamp(0, ACT_MAX));
+                }
+            }
+        }
+    }
+
+    /// Brings the sums up to date after a stone was placed on, or removed from, the padded
+    /// `cell` of `g` (the board as it is now; the accumulator as it was before).
+    #[inline]
+    pub fn update(&mut self, g: &Gomoku, cell: usize) {
+        match self.simd {
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: `with_simd` keeps `Avx2` only where the processor reports AVX2.
+            Simd::Avx2 => unsafe { self.update_avx2(g, cell) },
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: `with_simd` keeps `Avx512` only where the processor reports AVX-512BW.
+            Simd::Avx512 => unsafe { self.update_avx512(g, cell) },
+            _ => self.update_body(g, cell),
+        }
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    unsafe fn update_avx2(&mut self, g: &Gomoku, cell: usize) {
+        self.update_body(g, cell)
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512bw")]
+    unsafe fn update_avx512(&mut self, g: &Gomoku, cell: usize) {
+        self.update_body(g, cell)
+    }
+
+    /// The update itself, compiled once per instruction set.
+    #[inline(always)]
+    fn update_body(&mut self, g: &Gomoku, cell: usize) {
+        for d in 0..4 {
+            self.refresh(g, cell, d);
+            let step = g.delta(d);
+            for sign in [-1isize, 1] {
+                let mut q = cell;
+                for _ in 0..4 {
+                    q = q.wrapping_add_signed(sign * step);
+                    if g.cell_value(q) == crate::game::gomoku::pattern::WALL {
+                        break;
+                    }
+                    self.refresh(g, q, d);
+                }
+            }
+        }
+    }
+
+    /// Recomputes the shape of `cell` in direction `d` in both views and, where it changed,
+    /// moves the point's features and the view's sum.
+    #[inline(always)]
+    fn refresh(&mut self, g: &Gomoku, cell: usize, d: usize) {
+        let c = self.net.channels;
+        for view in 0..2 {
+            let new = code_of(g, cell, d, view);
+            let old = std::mem::replace(&mut self.codes[cell][view][d], new);
+            if old == new {
+                continue;
+            }
+            let add = &self.net.table[new as usize * c..][..c];
+            let sub = &self.net.table[old as usize * c..][..c];
+            let f = &mut self.feats[(view * self.cells + cell) * c..][..c];
+            let s = &mut self.sums[view * c..][..c];
+            for i in 0..c {
+                let before = f[i];
+                let after = before.wrapping_add(add[i]).wrapping_sub(sub[i]);
+                f[i] = after;
+                s[i] = s[i]
+                    .wrapping_add(after.clamp(0, ACT_MAX))
+                    .wrapping_sub(before.clamp(0, ACT_MAX));
+            }
+        }
+    }
+
+    /// The logit of the side to move (`to_move`) winning.
+    pub fn value(&self, to_move: Color) -> f32 {
+        let c = self.net.channels;
+        let me = to_move.index();
+        let mut x = [0f32; 2 * MAX_WIDTH];
+        for (i, xi) in x[..2 * c].iter_mut().enumerate() {
+            let view = if i < c { me } else { 1 - me };
+            *xi = self.sums[view * c + i % c] as u16 as f32 / POOL_SCALE;
+        }
+        self.net.head(&x[..2 * c])
+    }
+
+    /// Per view (0 Black, 1 White), the unsigned sums: what [`EvalNet::evaluate`] adds up.
+    pub fn sums(&self) -> [Vec<u16>; 2] {
+        let c = self.net.channels;
+        [0, 1].map(|v| {
+            self.sums[v * c..(v + 1) * c]
+                .iter()
+                .map(|&s| s as u16)
+                .collect()
+        })
+    }
+}
+
+/// The sums of [`EvalNet::evaluate`] per view, for tests that hold the accumulator to it.
+pub fn reference_sums(net: &EvalNet, g: &Gomoku) -> [Vec<u16>; 2] {
+    let mut a = Accumulator::with_simd(Arc::new(net.clone()), Simd::Scalar);
+    a.reset(g);
+    a.sums()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::game::Move;
+    use crate::util::Rng;
+
+    /// The half-line ids cover 0..121 exactly once per view and byte order over the bytes
+    /// that a board can hold (no point after the edge).
+    #[test]
+    fn half_shapes_are_a_bijection() {
+        for view in 0..2 {
+            for order in 0..2 {
+                let mut seen = vec![0; HALF_SHAPES];
+                for byte in 0..256usize {
+                    let slots: Vec<usize> = (0..4)
+                        .map(|i| {
+                            let slot = if order == 0 { i } else { 3 - i };
+                            (byte >> (2 * slot)) & 3
+                        })
+                        .collect();
+                    let first_wall = slots.iter().position(|&s| s == 3).unwrap_or(4);
+                    if slots[first_wall..].iter().all(|&s| s == 3) {
+                        seen[HALF[view][order][byte] as usize] += 1;
+                    }
+                }
+                assert!(seen.iter().all(|&n| n == 1), "{view} {order}: {seen:?}");
+            }
+        }
+    }
+
+    fn random_game(size: usize, plies: usize, seed: u64) -> Vec<Move> {
+        let mut g = Gomoku::new(size, size, Rule::Freestyle).unwrap();
+        let mut rng = Rng::new(seed);
+        let mut moves = Vec::new();
+        while moves.len() < plies && g.outcome().is_none() {
+            let mut legal = Vec::new();
+            g.legal_moves(&mut legal);
+            let m = legal[rng.below(legal.len())];
+            g.play(m).unwrap();
+            moves.push(m);
+        }
+        moves
+    }
+
+    /// Along random games with take-backs, on several board sizes (the edges matter), the
+    /// incremental sums equal the board walk's after every move and every undo, on every
+    /// instruction set this processor has; and the values agree.
+    #[test]
+    fn incremental_sums_equal_the_board_walk() {
+        let net = Arc::new(EvalNet::random(Rule::Freestyle, 32, 16, 7));
+        for simd in [Simd::Scalar, Simd::Avx2, Simd::Avx512] {
+            if !simd.available() {
+                eprintln!("NOTICE: {simd:?} not available here; its update is not tested");
+                continue;
+            }
+            for (size, seed) in [(5, 1), (9, 2), (15, 3), (20, 4), (22, 5)] {
+                let mut g = Gomoku::new(size, size, Rule::Freestyle).unwrap();
+                let mut acc = Accumulator::with_simd(net.clone(), simd);
+                assert_eq!(acc.simd(), simd);
+                acc.reset(&g);
+                let moves = random_game(size, size * size / 2, seed);
+                let mut rng = Rng::new(seed);
+                for &m in &moves {
+                    g.play(m).unwrap();
+                    acc.update(&g, g.cell_of(m));
+                    assert_eq!(acc.sums(), reference_sums(&net, &g));
+                    let (v, r) = (acc.value(g.to_move()), net.evaluate(&g));
+                    assert!((v - r).abs() < 1e-4, "{v} vs {r}");
+                    if rng.below(4) == 0 {
+                        g.undo();
+                        acc.update(&g, g.cell_of(m));
+                        assert_eq!(acc.sums(), reference_sums(&net, &g));
+                        g.play(m).unwrap();
+                        acc.update(&g, g.cell_of(m));
+                    }
+                }
+                while g.stones() > 0 {
+                    let m = g.history_cells().last().unwrap().0;
+                    g.undo();
+                    acc.update(&g, m);
+                }
+                let mut fresh = Accumulator::with_simd(net.clone(), simd);
+                fresh.reset(&g);
+                assert_eq!(acc.sums(), fresh.sums(), "back at the empty board");
+            }
+        }
+    }
+
+    /// The walk is an independent reference: it reads stones, not line keys; this checks
+    /// it against the key-based codes on a board with stones at the edges.
+    #[test]
+    fn walk_and_keys_agree_at_the_edges() {
+        let net = EvalNet::random(Rule::Freestyle, 16, 8, 3);
+        let mut g = Gomoku::new(7, 7, Rule::Freestyle).unwrap();
+        for m in [0, 6, 42, 48, 3, 21, 27, 45, 1, 13] {
+            g.play(m).unwrap();
+        }
+        let mut acc = Accumulator::with_simd(Arc::new(net.clone()), Simd::Scalar);
+        acc.reset(&g);
+        assert!((acc.value(g.to_move()) - net.evaluate(&g)).abs() < 1e-5);
+        // Different positions give different sums (the features see the stones).
+        let mut h = g.clone();
+        h.undo();
+        assert_ne!(reference_sums(&net, &g), reference_sums(&net, &h));
+    }
+
+    /// The file round-trips, and every corruption is refused with a reason.
+    #[test]
+    fn weight_file_round_trip_and_refusals() {
+        let net = EvalNet::random(Rule::Renju, 16, 4, 9);
+        let b = net.to_bytes();
+        assert_eq!(
+            b.len(),
+            8 + 16 + 12 + 2 * (NCODES * 16 + 16) + 4 * (4 * 32 + 4 + 16 + 4 + 4 + 1)
+        );
+        let back = EvalNet::from_bytes(&b).unwrap();
+        assert_eq!(back.to_bytes(), b);
+        assert_eq!(back.rule(), Rule::Renju);
+        assert!(EvalNet::from_bytes(&b[..b.len() - 1]).is_err());
+        let mut longer = b.clone();
+        longer.push(0);
+        assert!(EvalNet::from_bytes(&longer).is_err());
+        let mut magic = b.clone();
+        magic[0] = b'X';
+        assert!(EvalNet::from_bytes(&magic).is_err());
+        let mut rule = b.clone();
+        rule[8] = b'?';
+        assert!(EvalNet::from_bytes(&rule).is_err());
+        let mut big = b.clone();
+        big[36..38].copy_from_slice(&7000i16.to_le_bytes());
+        let e = EvalNet::from_bytes(&big).unwrap_err();
+        assert!(e.to_string().contains("beyond"), "{e}");
+        let mut nan = b.clone();
+        let at = b.len() - 4;
+        nan[at..].copy_from_slice(&f32::NAN.to_le_bytes());
+        assert!(EvalNet::from_bytes(&nan)
+            .unwrap_err()
+            .to_string()
+            .contains("finite"));
+        let mut chans = b.clone();
+        chans[24..28].copy_from_slice(&20u32.to_le_bytes());
+        assert!(EvalNet::from_bytes(&chans).is_err());
+        assert!(EvalNet::from_bytes(&[]).is_err());
+    }
+}
