@@ -22,7 +22,7 @@ use pcn::game::gomoku::{Gomoku, Rule};
 use pcn::game::{Game, Move, Outcome};
 use pcn::search::gomoku::alphabeta::AlphaBeta;
 use pcn::search::gomoku::greedy::candidates;
-use pcn::search::gomoku::patpolicy::static_score;
+use pcn::search::gomoku::learn::patpolicy::static_score;
 use pcn::search::solver::mcts::Mcts;
 use pcn::search::solver::{CommonOptions, Knowledge, MctsOptions, Solver, SolverGame};
 use pcn::search::{Limits, Searcher};

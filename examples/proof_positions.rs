@@ -29,7 +29,7 @@ use clap::Parser;
 use pcn::game::gomoku::{Gomoku, Rule};
 use pcn::game::{Color, Game, Move};
 use pcn::search::gomoku::greedy::candidates;
-use pcn::search::gomoku::patpolicy::{PatternPolicy, BUILTIN};
+use pcn::search::gomoku::learn::patpolicy::{PatternPolicy, BUILTIN};
 use pcn::search::gomoku::threat::ThreatSolver;
 use pcn::search::solver::heuristic::{threat_priors, Evaluation, ThreatPriors};
 use pcn::search::solver::knowledge::{Knowledge, KnowledgeState};

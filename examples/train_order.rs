@@ -1,5 +1,5 @@
 //! Trains the `pcn` player's move-ordering table (`weights/gomoku_order.bin`,
-//! `src/search/gomoku/ordering.rs`) to predict the moves played in a set of games.
+//! `src/search/gomoku/learn/ordering.rs`) to predict the moves played in a set of games.
 //!
 //! ```sh
 //! cargo run --release --example train_order -- [--epochs N] [--l2 X] [--out FILE] GAMES.sgf...
@@ -21,7 +21,7 @@ use pcn::game::gomoku::{Gomoku, Rule};
 use pcn::game::{Color, Game};
 use pcn::search::gomoku::alphabeta::{classify, Tactic};
 use pcn::search::gomoku::greedy::cell_score;
-use pcn::search::gomoku::ordering::{
+use pcn::search::gomoku::learn::ordering::{
     distance_class, features, fit, rank_of, raw_index, OrderSample, WITHIN,
 };
 use pcn::sgf::SgfError;

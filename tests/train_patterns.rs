@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use pcn::search::gomoku::patpolicy::PatternPolicy;
+use pcn::search::gomoku::learn::patpolicy::PatternPolicy;
 use pcn::train::patterns::read_samples;
 
 fn tmp_dir(name: &str) -> PathBuf {
