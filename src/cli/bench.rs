@@ -7,6 +7,7 @@
 //! `pcn bench --speed` prints throughput figures instead.
 
 use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use clap::Args as ClapArgs;
@@ -15,6 +16,7 @@ use crate::game::gomoku::{Gomoku, Rule};
 use crate::game::killallgo::{KillallGo, Variant};
 use crate::game::{Game, Move};
 use crate::search::gomoku::alphabeta::AlphaBeta;
+use crate::search::gomoku::learn::evalnet::EvalNet;
 use crate::search::solver::{make, plain_heuristic, SolverGame, SolverKind, SolverOptions};
 use crate::search::{Limits, Searcher};
 use crate::util::Rng;
@@ -323,8 +325,10 @@ fn play_undo_rate(rule: Rule) -> f64 {
 /// Default node budget per bench position (`pcn --nodes N bench` overrides it).
 pub const DEFAULT_NODES: u64 = 150_000;
 
-/// Runs `pcn bench`; `nodes` is the global `--nodes` option.
-pub fn run(args: Args, nodes: Option<u64>) -> i32 {
+/// Runs `pcn bench`; `nodes` is the global `--nodes` option, `eval_nets` those of `--eval`
+/// (the bench itself always uses the pattern evaluation, so that its signature stays that
+/// of the build; `--speed` times the player with both).
+pub fn run(args: Args, nodes: Option<u64>, eval_nets: &[Arc<EvalNet>]) -> i32 {
     let nodes = nodes.unwrap_or(DEFAULT_NODES);
     if args.speed {
         for rule in [Rule::Freestyle, Rule::Renju] {
@@ -335,12 +339,32 @@ pub fn run(args: Args, nodes: Option<u64>) -> i32 {
             );
         }
         let stop = AtomicBool::new(false);
-        for name in ["free15-mid", "renju15"] {
+        // The evaluation network's cost per node: its speed does not depend on its weights,
+        // so random ones stand in where `--eval` gives none for freestyle.
+        let free_net = eval_nets
+            .iter()
+            .find(|n| n.rule() == Rule::Freestyle)
+            .cloned();
+        let (net, net_label) = match free_net {
+            Some(n) => (n, "net"),
+            None => (
+                Arc::new(EvalNet::random(Rule::Freestyle, 32, 32, 1)),
+                "net (random weights)",
+            ),
+        };
+        let runs = [
+            ("free15-mid", None),
+            ("free15-mid", Some(net)),
+            ("renju15", None),
+        ];
+        for (name, net) in runs {
             let Some(p) = POSITIONS.iter().find(|p| p.name == name) else {
                 continue;
             };
             let Ok(g) = setup(p) else { continue };
             let mut player = AlphaBeta::new();
+            let label = if net.is_some() { net_label } else { "classic" };
+            player.set_eval_nets(net.into_iter().collect());
             let t = Instant::now();
             let r = player.search(
                 &g,
@@ -350,8 +374,9 @@ pub fn run(args: Args, nodes: Option<u64>) -> i32 {
             );
             let s = t.elapsed().as_secs_f64();
             println!(
-                "player {:12}: {:8} nodes in {:.2} s = {:6.0} k nodes/s",
+                "player {:12} {:20}: {:8} nodes in {:.2} s = {:6.0} k nodes/s",
                 name,
+                label,
                 r.nodes,
                 s,
                 r.nodes as f64 / s / 1e3

@@ -4,6 +4,9 @@
 
 use super::GlobalOpts;
 use crate::game::Game;
+use std::sync::Arc;
+
+use crate::search::gomoku::learn::evalnet::{self, EvalNet};
 use crate::search::registry::{PlayerSettings, SolverNet};
 use crate::search::DEFAULT_MEMORY_BYTES;
 
@@ -41,6 +44,31 @@ impl NetChoice {
     }
 }
 
+/// The Gomoku player's evaluation of `--eval`, read once.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum EvalChoice {
+    /// `classic`: the pattern evaluation everywhere.
+    Classic,
+    /// `net`: the shipped evaluation networks, each under its rule.
+    Net,
+    /// `auto`: the shipped networks whose gate chose them over the pattern evaluation.
+    Auto,
+    /// A weight file.
+    Path(String),
+}
+
+impl EvalChoice {
+    /// Reads `classic`, `net`, `auto` (any case) or a path.
+    pub fn parse(s: &str) -> EvalChoice {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "classic" => EvalChoice::Classic,
+            "net" => EvalChoice::Net,
+            "auto" => EvalChoice::Auto,
+            _ => EvalChoice::Path(s.to_string()),
+        }
+    }
+}
+
 /// Search threads when `--threads` is not given.
 pub const DEFAULT_THREADS: usize = 1;
 
@@ -67,6 +95,8 @@ pub struct EngineConfig {
     pub symmetries: usize,
     /// Network backend name (`auto`, `cpu`).
     pub backend: String,
+    /// The Gomoku player's evaluation.
+    pub eval: EvalChoice,
 }
 
 impl EngineConfig {
@@ -84,6 +114,23 @@ impl EngineConfig {
             net: NetChoice::parse(&g.net),
             symmetries: g.symmetries as usize,
             backend: g.backend.to_ascii_lowercase(),
+            eval: EvalChoice::parse(&g.eval),
+        }
+    }
+
+    /// The evaluation networks of `--eval` (none: the pattern evaluation); the error is the
+    /// message for the command line.
+    pub fn open_eval(&self) -> Result<Vec<Arc<EvalNet>>, String> {
+        match &self.eval {
+            EvalChoice::Classic => Ok(Vec::new()),
+            EvalChoice::Net => Ok(evalnet::shipped()),
+            EvalChoice::Auto => Ok(evalnet::shipped()
+                .into_iter()
+                .filter(|n| evalnet::default_for(n.rule()))
+                .collect()),
+            EvalChoice::Path(p) => EvalNet::load(std::path::Path::new(p))
+                .map(|n| vec![Arc::new(n)])
+                .map_err(|e| format!("--eval {p}: {e}")),
         }
     }
 
@@ -108,9 +155,15 @@ impl EngineConfig {
             .map_err(|e| format!("--net {}: {e}", self.net.as_arg()))
     }
 
-    /// The players' settings with a loaded network.
-    pub fn player_settings(&self, net: Option<SolverNet>) -> PlayerSettings {
+    /// The players' settings with a loaded network and the evaluation networks of
+    /// [`EngineConfig::open_eval`].
+    pub fn player_settings(
+        &self,
+        net: Option<SolverNet>,
+        eval_nets: Vec<Arc<EvalNet>>,
+    ) -> PlayerSettings {
         PlayerSettings {
+            eval_nets,
             threads: self.threads,
             workers: self.workers,
             memory_bytes: self.memory_bytes,

@@ -75,6 +75,13 @@ pub struct GlobalOpts {
     /// docs/gpu.md).
     #[arg(long, global = true, default_value = "auto")]
     pub backend: String,
+    /// Evaluation of the Gomoku player `pcn` (and of the `solver` players' fallback):
+    /// `classic` (the pattern evaluation), `net` (the evaluation network shipped for the rule
+    /// being played; the pattern evaluation under rules without one), `auto` (whichever of
+    /// the two measured stronger for the rule: docs/players.md) or a weight file
+    /// (docs/model-format.md, used under the rule it was trained for).
+    #[arg(long, global = true, default_value = "auto")]
+    pub eval: String,
 }
 
 /// Subcommands.
@@ -220,7 +227,14 @@ fn run_gomocup<W: std::io::Write>(
         }
     };
     let has_net = net.is_some();
-    let Some(player) = make_gomoku_player(&g.player, &c.player_settings(net)) else {
+    let eval_nets = match c.open_eval() {
+        Ok(n) => n,
+        Err(e) => {
+            eprintln!("pcn: {e}");
+            return 2;
+        }
+    };
+    let Some(player) = make_gomoku_player(&g.player, &c.player_settings(net, eval_nets)) else {
         eprintln!(
             "pcn: unknown player '{}' (known: {}, test-slow, test-stubborn)",
             g.player,
@@ -325,7 +339,14 @@ fn run_gtp<W: std::io::Write>(
                     return 2;
                 }
             }
-            let settings = c.player_settings(opts.net.clone());
+            let eval_nets = match c.open_eval() {
+                Ok(n) => n,
+                Err(e) => {
+                    eprintln!("pcn: {e}");
+                    return 2;
+                }
+            };
+            let settings = c.player_settings(opts.net.clone(), eval_nets);
             let Some(player) = make_gomoku_player(&g.player, &settings) else {
                 eprintln!("pcn: unknown player '{}'", g.player);
                 return 2;
@@ -418,7 +439,16 @@ pub fn main() -> i32 {
             let input = spawn_line_reader(std::io::stdin());
             run_gomocup(&cli.global, input, Vec::new(), std::io::stdout().lock())
         }
-        Some(Cmd::Bench(a)) => bench::run(a, cli.global.nodes),
+        Some(Cmd::Bench(a)) => {
+            let c = EngineConfig::from_global(&cli.global);
+            match c.open_eval() {
+                Ok(nets) => bench::run(a, cli.global.nodes, &nets),
+                Err(e) => {
+                    eprintln!("pcn: {e}");
+                    2
+                }
+            }
+        }
         Some(Cmd::Match(a)) => arena_cmd::run(a, &EngineConfig::from_global(&cli.global)),
         Some(Cmd::Solve(mut a)) => {
             let c = EngineConfig::from_global(&cli.global);

@@ -445,6 +445,8 @@ pub struct PlayerSettings {
     pub seed: u64,
     /// The solvers' network, used where it fits the board.
     pub net: Option<SolverNet>,
+    /// The `pcn` player's evaluation networks (none: the pattern evaluation).
+    pub eval_nets: Vec<Arc<crate::search::gomoku::learn::evalnet::EvalNet>>,
 }
 
 impl Default for PlayerSettings {
@@ -455,6 +457,7 @@ impl Default for PlayerSettings {
             memory_bytes: super::DEFAULT_MEMORY_BYTES,
             seed: CommonOptions::default().seed,
             net: None,
+            eval_nets: Vec::new(),
         }
     }
 }
@@ -478,12 +481,19 @@ pub fn solver_player(
     Some(SolverPlayer::new(
         "solver",
         s,
-        Box::new(AlphaBeta::new()),
+        Box::new(pcn_player(settings)),
         SolverPlay {
             share: SOLVER_PLAYER_SHARE,
             loss_is_lost: false,
         },
     ))
+}
+
+/// The `pcn` alpha-beta player with the evaluation of `settings`.
+fn pcn_player(settings: &PlayerSettings) -> AlphaBeta {
+    let mut p = AlphaBeta::new();
+    p.set_eval_nets(settings.eval_nets.clone());
+    p
 }
 
 /// A fresh Gomoku searcher by registry name (`None` for an unknown name), with the default
@@ -500,7 +510,7 @@ pub fn gomoku_searcher_with(
     settings: &PlayerSettings,
 ) -> Option<Box<dyn Searcher<Gomoku>>> {
     let mut player: Box<dyn Searcher<Gomoku>> = match name {
-        "pcn" => Box::new(AlphaBeta::new()),
+        "pcn" => Box::new(pcn_player(settings)),
         "greedy" => Box::new(Greedy),
         "ab4" => Box::new(Ab4::default()),
         "solver" => Box::new(solver_player(SolverChoice::Auto, settings)?),

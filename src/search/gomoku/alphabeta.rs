@@ -22,6 +22,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::greedy;
+use super::learn::evalnet::{Accumulator, EvalNet};
 use super::learn::ordering;
 use super::threat::ThreatSolver;
 use super::{Budget, Limits, SearchEvent, SearchResult, Searcher};
@@ -660,6 +661,21 @@ fn classify_impl(
     (Tactic::Quiet, sum_me, sum_opp, my_four)
 }
 
+/// The network's evaluation from `to_move`'s view in the search's units: a leaf's score
+/// ([`static_eval`] of it, 1.5 times this) is the network's logit in thousandths, so that it
+/// is on the scale of the pattern evaluation, which was fitted as a logit too. Bounded far
+/// below the proven scores.
+#[inline]
+fn net_eval(a: &Accumulator, to_move: Color) -> i32 {
+    let v = a.value(to_move) * (1000.0 / 1.5);
+    v.clamp(-(WIN_THRESHOLD / 4) as f32, (WIN_THRESHOLD / 4) as f32) as i32
+}
+
+/// Whether two lists hold the same networks (the same allocations).
+fn same_nets(a: &[Arc<EvalNet>], b: &[Arc<EvalNet>]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| Arc::ptr_eq(x, y))
+}
+
 /// Static evaluation from the side to move's view, from the pattern sums of [`classify`].
 /// The side to move gets a tempo bonus: its threats are one move closer than the opponent's.
 #[inline]
@@ -852,6 +868,11 @@ pub struct AlphaBeta {
     evals: Vec<i32>,
     /// Where the last search's nodes went (this thread's).
     stats: TreeStats,
+    /// Evaluation networks to use instead of the pattern evaluation, one per rule at most;
+    /// a position under a rule none of them was trained for uses the pattern evaluation.
+    eval_nets: Vec<Arc<EvalNet>>,
+    /// The running sums of the network in use for the current search's board.
+    acc: Option<Accumulator>,
 }
 
 impl Default for AlphaBeta {
@@ -912,6 +933,42 @@ impl AlphaBeta {
             leaf_vcf_nodes: LEAF_VCF_NODES,
             evals: vec![i32::MIN; MAX_PLY + 2],
             stats: TreeStats::default(),
+            eval_nets: Vec::new(),
+            acc: None,
+        }
+    }
+
+    /// Evaluates with these networks where one was trained for the position's rule (the
+    /// pattern evaluation elsewhere, and with none).
+    pub fn set_eval_nets(&mut self, nets: Vec<Arc<EvalNet>>) {
+        self.eval_nets = nets;
+        self.acc = None;
+    }
+
+    /// Whether the search of `g` evaluates with a network.
+    pub fn uses_eval_net(&self, g: &Gomoku) -> bool {
+        self.eval_nets.iter().any(|n| n.rule() == g.rule())
+    }
+
+    /// Starts the network's running sums on `g` (or drops them where no network fits).
+    fn start_eval(&mut self, g: &Gomoku) {
+        let Some(net) = self.eval_nets.iter().find(|n| n.rule() == g.rule()) else {
+            self.acc = None;
+            return;
+        };
+        if !self.acc.as_ref().is_some_and(|a| Arc::ptr_eq(a.net(), net)) {
+            self.acc = Some(Accumulator::new(net.clone()));
+        }
+        if let Some(a) = &mut self.acc {
+            a.reset(g);
+        }
+    }
+
+    /// Keeps the network's sums in step after a stone was placed on or taken from `cell`.
+    #[inline(always)]
+    fn eval_moved(&mut self, g: &Gomoku, cell: usize) {
+        if let Some(a) = &mut self.acc {
+            a.update(g, cell);
         }
     }
 
@@ -1039,7 +1096,11 @@ impl AlphaBeta {
         let mut cands = std::mem::take(&mut self.stack[ply]);
         // A leaf searches nothing but the blocks of a five: skip collecting the rest.
         let leaf = depth <= 0 || ply >= MAX_PLY;
-        let (tactic, sum_me, sum_opp, my_four) = classify_node(g, &mut cands, true, leaf);
+        let tuned = self.acc.is_none();
+        let (tactic, mut sum_me, mut sum_opp, my_four) = classify_node(g, &mut cands, tuned, leaf);
+        if let (Some(a), Tactic::Defend | Tactic::Quiet) = (&self.acc, &tactic) {
+            (sum_me, sum_opp) = (net_eval(a, g.to_move()), 0);
+        }
         let mut child_depth = depth - 1;
         match tactic {
             Tactic::WinNow(_) => {
@@ -1144,6 +1205,7 @@ impl AlphaBeta {
             }
             let m = g.move_of(c.cell);
             g.play_unchecked(m);
+            self.eval_moved(g, c.cell);
             let score = match g.outcome() {
                 Some(Outcome::Win(_)) => WIN - ply as i32 - 1,
                 Some(Outcome::Draw) => 0,
@@ -1184,6 +1246,7 @@ impl AlphaBeta {
                 }
             };
             g.undo();
+            self.eval_moved(g, c.cell);
             if self.aborted {
                 self.stack[ply] = cands;
                 return 0;
@@ -1278,6 +1341,7 @@ impl AlphaBeta {
             budget.nodes += 1;
             let m = g.move_of(c.cell);
             g.play_unchecked(m);
+            self.eval_moved(g, c.cell);
             let score = match g.outcome() {
                 Some(Outcome::Win(_)) => WIN - 1,
                 Some(Outcome::Draw) => 0,
@@ -1295,6 +1359,7 @@ impl AlphaBeta {
                 }
             };
             g.undo();
+            self.eval_moved(g, c.cell);
             if self.aborted {
                 break;
             }
@@ -1586,6 +1651,15 @@ impl Searcher<Gomoku> for AlphaBeta {
                 ..SearchResult::default()
             };
         }
+        self.start_eval(&g);
+        if let Some(a) = &self.acc {
+            log::debug!(
+                "pcn: evaluation network ({}, {} channels, {:?})",
+                a.net().rule().name(),
+                a.net().channels(),
+                a.simd()
+            );
+        }
         let before_threats = budget.nodes;
         let threats = self.root_threats(&mut g, limits, stop, &mut budget, &mut moves, on_event);
         self.stats.root_threat_nodes = budget.nodes - before_threats;
@@ -1620,6 +1694,9 @@ impl Searcher<Gomoku> for AlphaBeta {
             h.tt = self.tt.clone();
             h.width = self.width;
             h.leaf_vcf_nodes = self.leaf_vcf_nodes;
+            if !same_nets(&h.eval_nets, &self.eval_nets) {
+                h.set_eval_nets(self.eval_nets.clone());
+            }
             if h.history.len() != cells {
                 h.history = vec![0; cells];
             }
@@ -1754,6 +1831,7 @@ impl AlphaBeta {
         };
         let mut budget = Budget::new(&own, halt);
         self.aborted = false;
+        self.start_eval(g);
         let mut counted = 0;
         for depth in (1 + (self.id % 2) as i32)..=max_depth {
             self.unsound = false;

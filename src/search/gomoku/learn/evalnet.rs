@@ -1,22 +1,28 @@
 //! The player's evaluation network: a value for the side to move from the line shapes around
 //! every point, updated move by move (docs/model-format.md, "Evaluation network").
 //!
-//! Every point of the board, empty or not, looks along its four lines at the four points on
+//! Every point of the board, empty or not, looks along its four lines at the three points on
 //! each side; with the point itself that window has one of [`NCODES`] shapes per colour's
-//! view (own stones, the other colour's stones, empty, off the board). A table gives each
+//! view (own stones, the other colour's stones, empty, off the board; a line read backwards
+//! is the same shape). A table gives each
 //! shape a vector of `C` int16 features; a point's features are the bias plus its four
 //! shapes' vectors, clipped to `0..=128`, and summed over the board per view. A small
 //! float head turns the two sums (the side to move's view first) into a logit of the side to
 //! move winning.
 //!
 //! Why this shape of network: the board already keeps each point's line keys
-//! ([`Gomoku::line_key`]), so a move changes the shapes of at most 33 points per view (the
-//! point itself in four directions, four points on each side in one), and the sums follow
+//! ([`Gomoku::line_key`]), so a move changes the shapes of at most 25 points per view (the
+//! point itself in four directions, three points on each side in one), and the sums follow
 //! by adding the changed points' clipped features before and after. The same update undoes a
 //! move, because it recomputes the shapes from the board rather than remembering them.
 //! Every feature and sum is int16 in wrapping arithmetic: a sum of clipped features is at
 //! most 484 points times 128, under 2^16, so the wrapped sum read as unsigned is exact, and
 //! the vector code (AVX2, AVX-512) and the scalar reference give the same bits.
+//!
+//! Why three points a side: a window of seven still holds every five-point shape whole (seen
+//! from its middle points), and the table (2 460 shapes) stays in the second-level cache; with
+//! four a side it had 43 923 shapes, megabytes, and a changed shape cost a trip to the
+//! third-level cache.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -26,10 +32,14 @@ use once_cell::sync::Lazy;
 use crate::game::gomoku::{Gomoku, Rule, MAX_SIZE};
 use crate::game::{Color, Game};
 
-/// Half-line shapes: up to four points on one side of a point, cut by the board's edge.
-pub const HALF_SHAPES: usize = 121;
-/// Window shapes per direction and view: the point's own state times two half-lines.
-pub const NCODES: usize = 3 * HALF_SHAPES * HALF_SHAPES;
+/// Points looked at on each side of a point along a line.
+pub const REACH: usize = 3;
+/// Half-line shapes: up to [`REACH`] points on one side of a point, cut by the board's edge.
+pub const HALF_SHAPES: usize = 40;
+/// Unordered pairs of half-lines.
+pub const PAIRS: usize = HALF_SHAPES * (HALF_SHAPES + 1) / 2;
+/// Window shapes per direction and view: the point's own state times a pair of half-lines.
+pub const NCODES: usize = 3 * PAIRS;
 /// Largest absolute quantized table or bias entry: five of them never overflow int16.
 pub const QUANT_LIMIT: i16 = 6000;
 /// Quantized value of a feature of 1.0 (the clip's upper end).
@@ -48,7 +58,14 @@ const MAX_WIDTH: usize = 256;
 const _: () = assert!(MAX_SIZE * MAX_SIZE * ACT_MAX as usize <= u16::MAX as usize);
 
 /// First id of the half-line shapes with `n` points on the board before the edge.
-const HALF_OFFSET: [u16; 5] = [120, 117, 108, 81, 0];
+const HALF_OFFSET: [u16; REACH + 1] = [39, 36, 27, 0];
+
+/// Index of the unordered pair of half-line ids `a`, `b`.
+#[inline(always)]
+fn pair(a: u16, b: u16) -> u16 {
+    let (a, b) = if a <= b { (a, b) } else { (b, a) };
+    a * HALF_SHAPES as u16 - a * a.wrapping_sub(1) / 2 + (b - a)
+}
 
 /// Why a weight file was refused.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -76,6 +93,17 @@ pub struct EvalNet {
     b2: Vec<f32>,
     w3: Vec<f32>,
     b3: f32,
+    /// `w1` and `w2` transposed (input-major), the layout the head reads: each input adds
+    /// its column to all outputs at once.
+    w1t: Vec<f32>,
+    w2t: Vec<f32>,
+}
+
+/// `w` (`rows x cols`, row-major) transposed.
+fn transpose(w: &[f32], rows: usize, cols: usize) -> Vec<f32> {
+    (0..cols * rows)
+        .map(|k| w[(k % rows) * cols + k / rows])
+        .collect()
 }
 
 /// Little-endian reader over a byte slice that reports what it ran out on.
@@ -171,19 +199,21 @@ impl EvalNet {
                 "{codes} shapes (expected {NCODES})"
             )));
         }
-        let net = EvalNet {
+        let net = EvalNet::assemble(
             rule,
             channels,
             hidden,
-            table: r.i16s(NCODES * channels, "the shape table")?,
-            bias: r.i16s(channels, "the bias")?,
-            w1: r.f32s(hidden * 2 * channels, "W1")?,
-            b1: r.f32s(hidden, "b1")?,
-            w2: r.f32s(hidden * hidden, "W2")?,
-            b2: r.f32s(hidden, "b2")?,
-            w3: r.f32s(hidden, "w3")?,
-            b3: r.f32s(1, "b3")?[0],
-        };
+            r.i16s(NCODES * channels, "the shape table")?,
+            r.i16s(channels, "the bias")?,
+            [
+                r.f32s(hidden * 2 * channels, "W1")?,
+                r.f32s(hidden, "b1")?,
+                r.f32s(hidden * hidden, "W2")?,
+                r.f32s(hidden, "b2")?,
+                r.f32s(hidden, "w3")?,
+            ],
+            r.f32s(1, "b3")?[0],
+        );
         if r.at != b.len() {
             return Err(EvalNetError::Format(format!(
                 "{} bytes after the last weight",
@@ -191,6 +221,35 @@ impl EvalNet {
             )));
         }
         Ok(net)
+    }
+
+    /// A network from its parts (the head's floats in file order), with the head's
+    /// transposed copies.
+    fn assemble(
+        rule: Rule,
+        channels: usize,
+        hidden: usize,
+        table: Vec<i16>,
+        bias: Vec<i16>,
+        head: [Vec<f32>; 5],
+        b3: f32,
+    ) -> EvalNet {
+        let [w1, b1, w2, b2, w3] = head;
+        EvalNet {
+            rule,
+            channels,
+            hidden,
+            w1t: transpose(&w1, hidden, 2 * channels),
+            w2t: transpose(&w2, hidden, hidden),
+            table,
+            bias,
+            w1,
+            b1,
+            w2,
+            b2,
+            w3,
+            b3,
+        }
     }
 
     /// The weight file's bytes.
@@ -235,19 +294,14 @@ impl EvalNet {
                 .map(|_| (rng.below(2001) as f32 / 1000.0 - 1.0) * s)
                 .collect()
         };
-        EvalNet {
-            rule,
-            channels,
-            hidden,
-            table,
-            bias,
-            w1: f(hidden * 2 * channels, 0.3),
-            b1: f(hidden, 0.1),
-            w2: f(hidden * hidden, 0.3),
-            b2: f(hidden, 0.1),
-            w3: f(hidden, 0.5),
-            b3: 0.05,
-        }
+        let head = [
+            f(hidden * 2 * channels, 0.3),
+            f(hidden, 0.1),
+            f(hidden * hidden, 0.3),
+            f(hidden, 0.1),
+            f(hidden, 0.5),
+        ];
+        EvalNet::assemble(rule, channels, hidden, table, bias, head, 0.05)
     }
 
     /// The rule set the network was trained for.
@@ -293,7 +347,7 @@ impl EvalNet {
                         for (k, s) in [-1isize, 1].into_iter().enumerate() {
                             let mut n = 0;
                             let mut id = 0u16;
-                            for i in 1..=4 {
+                            for i in 1..=REACH as isize {
                                 match state(x + s * i * dx, y + s * i * dy) {
                                     Some(st) => {
                                         id += relative(st, view) * 3u16.pow(i as u32 - 1);
@@ -305,8 +359,7 @@ impl EvalNet {
                             half[k] = HALF_OFFSET[n] + id;
                         }
                         let centre = relative(state(x, y).unwrap_or(0), view);
-                        let code = (centre as usize * HALF_SHAPES + half[0] as usize) * HALF_SHAPES
-                            + half[1] as usize;
+                        let code = centre as usize * PAIRS + pair(half[0], half[1]) as usize;
                         for (fi, t) in f.iter_mut().zip(&self.table[code * c..(code + 1) * c]) {
                             *fi += *t as i32;
                         }
@@ -318,68 +371,165 @@ impl EvalNet {
             }
         }
         let me = g.to_move().index();
-        let x: Vec<f32> = sums[me]
-            .iter()
-            .chain(&sums[1 - me])
-            .map(|&s| s as f32 / POOL_SCALE)
-            .collect();
-        self.head(&x)
+        // Each sum is at most 484 * 128 < 2^16: its low 16 bits are the head's input.
+        let [own, other] =
+            [&sums[me], &sums[1 - me]].map(|v| v.iter().map(|&x| x as i16).collect::<Vec<_>>());
+        self.head::<false>(&own, &other)
     }
 
-    /// The float head on the two views' scaled sums (side to move first).
+    /// The float head on the two views' sums (the side to move's view first; the sums in
+    /// wrapping int16, read unsigned and divided by [`POOL_SCALE`]); `FMA`: fused
+    /// multiply-adds (only inside functions compiled for them). Each input adds its weight
+    /// column to every output at once (vectors across the outputs, no horizontal sums), and
+    /// inputs of 0, common after the clips and ReLUs, are skipped.
     #[inline(always)]
-    fn head(&self, x: &[f32]) -> f32 {
+    fn head<const FMA: bool>(&self, own: &[i16], other: &[i16]) -> f32 {
         let n = self.hidden;
         let mut h1 = [0f32; MAX_WIDTH];
         let mut h2 = [0f32; MAX_WIDTH];
-        for (o, h) in h1[..n].iter_mut().enumerate() {
-            *h = (dot(&self.w1[o * x.len()..(o + 1) * x.len()], x) + self.b1[o]).max(0.0);
+        let (h1, h2) = (&mut h1[..n], &mut h2[..n]);
+        h1.copy_from_slice(&self.b1);
+        for (i, &s) in own.iter().chain(other).enumerate() {
+            if s != 0 {
+                axpy::<FMA>(
+                    h1,
+                    s as u16 as f32 / POOL_SCALE,
+                    &self.w1t[i * n..(i + 1) * n],
+                );
+            }
         }
-        for (o, h) in h2[..n].iter_mut().enumerate() {
-            *h = (dot(&self.w2[o * n..(o + 1) * n], &h1[..n]) + self.b2[o]).max(0.0);
+        h2.copy_from_slice(&self.b2);
+        for (i, &x) in h1.iter().enumerate() {
+            if x > 0.0 {
+                axpy::<FMA>(h2, x, &self.w2t[i * n..(i + 1) * n]);
+            }
         }
-        dot(&self.w3, &h2[..n]) + self.b3
+        let mut v = self.b3;
+        for (w, &x) in self.w3.iter().zip(h2.iter()) {
+            if x > 0.0 {
+                v = if FMA { x.mul_add(*w, v) } else { v + x * w };
+            }
+        }
+        v
+    }
+
+    /// [`EvalNet::head`] in AVX2 registers: the common widths (16 and 32 hidden units)
+    /// keep each layer's outputs in two or four vector registers; others take the generic
+    /// path.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2,fma")]
+    unsafe fn head_avx2(&self, own: &[i16], other: &[i16]) -> f32 {
+        match self.hidden {
+            16 => self.head_avx2_k::<2>(own, other),
+            32 => self.head_avx2_k::<4>(own, other),
+            _ => self.head::<true>(own, other),
+        }
+    }
+
+    /// The head with `8 K` hidden units, in `K` registers per layer.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2,fma")]
+    unsafe fn head_avx2_k<const K: usize>(&self, own: &[i16], other: &[i16]) -> f32 {
+        use std::arch::x86_64::*;
+        let n = 8 * K;
+        debug_assert_eq!(n, self.hidden);
+        // SAFETY (every load below): `w1t` holds 2C rows and `w2t` n rows of n floats, `b1`,
+        // `b2` and `w3` n floats; each read is 8 floats at 8 k < n within one row.
+        let load = |p: &[f32], k: usize| _mm256_loadu_ps(p.as_ptr().add(8 * k));
+        let mut h1 = [_mm256_setzero_ps(); K];
+        for (k, h) in h1.iter_mut().enumerate() {
+            *h = load(&self.b1, k);
+        }
+        for (i, &s) in own.iter().chain(other).enumerate() {
+            if s != 0 {
+                let a = _mm256_set1_ps(s as u16 as f32 / POOL_SCALE);
+                let w = &self.w1t[i * n..(i + 1) * n];
+                for (k, h) in h1.iter_mut().enumerate() {
+                    *h = _mm256_fmadd_ps(a, load(w, k), *h);
+                }
+            }
+        }
+        let zero = _mm256_setzero_ps();
+        let mut x1 = [0f32; MAX_WIDTH];
+        for (k, h) in h1.iter().enumerate() {
+            _mm256_storeu_ps(x1.as_mut_ptr().add(8 * k), _mm256_max_ps(*h, zero));
+        }
+        let mut h2 = [_mm256_setzero_ps(); K];
+        for (k, h) in h2.iter_mut().enumerate() {
+            *h = load(&self.b2, k);
+        }
+        for (i, &x) in x1[..n].iter().enumerate() {
+            if x > 0.0 {
+                let a = _mm256_set1_ps(x);
+                let w = &self.w2t[i * n..(i + 1) * n];
+                for (k, h) in h2.iter_mut().enumerate() {
+                    *h = _mm256_fmadd_ps(a, load(w, k), *h);
+                }
+            }
+        }
+        let mut v = _mm256_setzero_ps();
+        for (k, h) in h2.iter().enumerate() {
+            v = _mm256_fmadd_ps(_mm256_max_ps(*h, zero), load(&self.w3, k), v);
+        }
+        let mut lanes = [0f32; 8];
+        _mm256_storeu_ps(lanes.as_mut_ptr(), v);
+        self.b3
+            + ((lanes[0] + lanes[4]) + (lanes[2] + lanes[6]))
+            + ((lanes[1] + lanes[5]) + (lanes[3] + lanes[7]))
     }
 }
 
-/// A dot product in eight interleaved partial sums (so that it vectorises; the order of
-/// the additions is fixed, whatever the instruction set).
+/// `y += a * x`, element by element.
 #[inline(always)]
-fn dot(a: &[f32], b: &[f32]) -> f32 {
-    let mut acc = [0f32; 8];
-    let mut ca = a.chunks_exact(8);
-    let mut cb = b.chunks_exact(8);
-    for (x, y) in (&mut ca).zip(&mut cb) {
-        for i in 0..8 {
-            acc[i] += x[i] * y[i];
-        }
+fn axpy<const FMA: bool>(y: &mut [f32], a: f32, x: &[f32]) {
+    for (y, x) in y.iter_mut().zip(x) {
+        *y = if FMA { a.mul_add(*x, *y) } else { *y + a * x };
     }
-    let mut s = 0.0;
-    for (x, y) in ca.remainder().iter().zip(cb.remainder()) {
-        s += x * y;
-    }
-    let a4 = [
-        acc[0] + acc[4],
-        acc[1] + acc[5],
-        acc[2] + acc[6],
-        acc[3] + acc[7],
-    ];
-    s + (a4[0] + a4[2]) + (a4[1] + a4[3])
 }
 
-/// Half-line shape ids of a line key's byte of four points (two bits each, [`Gomoku`]'s
-/// cell values: 0 empty, 1 Black, 2 White, 3 off the board), per view (0: Black's, 1:
-/// White's) and per byte order: `[view][0]` reads the nearest point from the low bits,
-/// `[view][1]` from the high bits.
-static HALF: Lazy<[[[u8; 256]; 2]; 2]> = Lazy::new(|| {
-    let mut t = [[[0u8; 256]; 2]; 2];
+/// The evaluation networks shipped in `weights/` (built into the binary), one per rule at
+/// most. A shipped file that does not load is a build defect: it is logged and left out, so
+/// that the player falls back to the pattern evaluation rather than failing.
+pub fn shipped() -> Vec<Arc<EvalNet>> {
+    SHIPPED.clone()
+}
+
+/// Whether `--eval auto` uses the shipped network for `rule` (the gate's verdict, recorded
+/// in docs/players.md).
+pub fn default_for(_rule: Rule) -> bool {
+    false
+}
+
+static SHIPPED: Lazy<Vec<Arc<EvalNet>>> = Lazy::new(|| {
+    let files: &[(&str, &[u8])] = &[];
+    files
+        .iter()
+        .filter_map(|(name, b)| match EvalNet::from_bytes(b) {
+            Ok(n) => Some(Arc::new(n)),
+            Err(e) => {
+                log::warn!("shipped evaluation network {name} unusable: {e}");
+                None
+            }
+        })
+        .collect()
+});
+
+/// Bits of a line key that hold [`REACH`] points.
+const HALF_BITS: usize = 2 * REACH;
+
+/// Half-line shape ids of a line key's [`REACH`] points (two bits each, [`Gomoku`]'s cell
+/// values: 0 empty, 1 Black, 2 White, 3 off the board), per view (0: Black's, 1: White's)
+/// and per order: `[view][0]` reads the nearest point from the low bits, `[view][1]` from
+/// the high bits.
+static HALF: Lazy<[[[u8; 1 << HALF_BITS]; 2]; 2]> = Lazy::new(|| {
+    let mut t = [[[0u8; 1 << HALF_BITS]; 2]; 2];
     for (view, tv) in t.iter_mut().enumerate() {
         for (order, to) in tv.iter_mut().enumerate() {
             for (byte, id) in to.iter_mut().enumerate() {
                 let mut n = 0;
                 let mut v = 0u16;
-                for i in 0..4 {
-                    let slot = if order == 0 { i } else { 3 - i };
+                for i in 0..REACH {
+                    let slot = if order == 0 { i } else { REACH - 1 - i };
                     let s = (byte >> (2 * slot)) & 3;
                     if s == 3 {
                         break;
@@ -406,15 +556,14 @@ const CENTRE: [[u16; 4]; 2] = [[0, 1, 2, 0], [0, 2, 1, 0]];
 #[inline(always)]
 fn code_of(g: &Gomoku, cell: usize, d: usize, view: usize) -> u16 {
     let k = g.line_key(cell, d);
-    // Key slots 1..=4 hold offsets -4..=-1 (the nearest in the high bits), 5..=8 offsets
-    // +1..=+4 (the nearest in the low bits).
-    let neg = HALF[view][1][((k >> 2) & 0xFF) as usize] as u16;
-    let pos = HALF[view][0][((k >> 10) & 0xFF) as usize] as u16;
-    // The format's directions are (1,0), (0,1), (1,1), (1,-1); the board's fourth step is
-    // (-1,1), so its positive side is the format's negative one.
-    let (left, right) = if d == 3 { (pos, neg) } else { (neg, pos) };
+    // Key slots 2..=4 hold offsets -3..=-1 (the nearest in the high bits), 5..=7 offsets
+    // +1..=+3 (the nearest in the low bits). The halves are unordered, so the direction's
+    // sign does not matter.
+    const MASK: u32 = (1 << HALF_BITS) - 1;
+    let neg = HALF[view][1][((k >> 4) & MASK) as usize] as u16;
+    let pos = HALF[view][0][((k >> 10) & MASK) as usize] as u16;
     let centre = CENTRE[view][g.cell_value(cell) as usize & 3];
-    (centre * HALF_SHAPES as u16 + left) * HALF_SHAPES as u16 + right
+    centre * PAIRS as u16 + pair(neg, pos)
 }
 
 /// Which instruction set the accumulator's updates use.
@@ -433,11 +582,10 @@ impl Simd {
     pub fn detect() -> Simd {
         #[cfg(target_arch = "x86_64")]
         {
-            if std::arch::is_x86_feature_detected!("avx512bw") {
-                return Simd::Avx512;
-            }
-            if std::arch::is_x86_feature_detected!("avx2") {
-                return Simd::Avx2;
+            for s in [Simd::Avx512, Simd::Avx2] {
+                if s.available() {
+                    return s;
+                }
             }
         }
         Simd::Scalar
@@ -448,9 +596,15 @@ impl Simd {
         match self {
             Simd::Scalar => true,
             #[cfg(target_arch = "x86_64")]
-            Simd::Avx2 => std::arch::is_x86_feature_detected!("avx2"),
+            Simd::Avx2 => {
+                std::arch::is_x86_feature_detected!("avx2")
+                    && std::arch::is_x86_feature_detected!("fma")
+            }
             #[cfg(target_arch = "x86_64")]
-            Simd::Avx512 => std::arch::is_x86_feature_detected!("avx512bw"),
+            Simd::Avx512 => {
+                std::arch::is_x86_feature_detected!("avx512bw")
+                    && std::arch::is_x86_feature_detected!("fma")
+            }
             #[cfg(not(target_arch = "x86_64"))]
             _ => false,
         }
@@ -570,7 +724,7 @@ impl Accumulator {
             let step = g.delta(d);
             for sign in [-1isize, 1] {
                 let mut q = cell;
-                for _ in 0..4 {
+                for _ in 0..REACH {
                     q = q.wrapping_add_signed(sign * step);
                     if g.cell_value(q) == crate::game::gomoku::pattern::WALL {
                         break;
@@ -611,12 +765,15 @@ impl Accumulator {
     pub fn value(&self, to_move: Color) -> f32 {
         let c = self.net.channels;
         let me = to_move.index();
-        let mut x = [0f32; 2 * MAX_WIDTH];
-        for (i, xi) in x[..2 * c].iter_mut().enumerate() {
-            let view = if i < c { me } else { 1 - me };
-            *xi = self.sums[view * c + i % c] as u16 as f32 / POOL_SCALE;
+        let own = &self.sums[me * c..][..c];
+        let other = &self.sums[(1 - me) * c..][..c];
+        match self.simd {
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: `with_simd` keeps `Avx2` and `Avx512` only where the processor reports
+            // them and FMA.
+            Simd::Avx2 | Simd::Avx512 => unsafe { self.net.head_avx2(own, other) },
+            _ => self.net.head::<false>(own, other),
         }
-        self.net.head(&x[..2 * c])
     }
 
     /// Per view (0 Black, 1 White), the unsigned sums: what [`EvalNet::evaluate`] adds up.
@@ -644,21 +801,22 @@ mod tests {
     use crate::game::Move;
     use crate::util::Rng;
 
-    /// The half-line ids cover 0..121 exactly once per view and byte order over the bytes
-    /// that a board can hold (no point after the edge).
+    /// The half-line ids cover 0..HALF_SHAPES exactly once per view and order over the
+    /// keys that a board can hold (no point after the edge), and pairs are a bijection
+    /// onto 0..PAIRS.
     #[test]
     fn half_shapes_are_a_bijection() {
         for view in 0..2 {
             for order in 0..2 {
                 let mut seen = vec![0; HALF_SHAPES];
-                for byte in 0..256usize {
-                    let slots: Vec<usize> = (0..4)
+                for byte in 0..1usize << HALF_BITS {
+                    let slots: Vec<usize> = (0..REACH)
                         .map(|i| {
-                            let slot = if order == 0 { i } else { 3 - i };
+                            let slot = if order == 0 { i } else { REACH - 1 - i };
                             (byte >> (2 * slot)) & 3
                         })
                         .collect();
-                    let first_wall = slots.iter().position(|&s| s == 3).unwrap_or(4);
+                    let first_wall = slots.iter().position(|&s| s == 3).unwrap_or(REACH);
                     if slots[first_wall..].iter().all(|&s| s == 3) {
                         seen[HALF[view][order][byte] as usize] += 1;
                     }
@@ -666,6 +824,14 @@ mod tests {
                 assert!(seen.iter().all(|&n| n == 1), "{view} {order}: {seen:?}");
             }
         }
+        let mut seen = vec![0; PAIRS];
+        for a in 0..HALF_SHAPES as u16 {
+            for b in a..HALF_SHAPES as u16 {
+                assert_eq!(pair(a, b), pair(b, a));
+                seen[pair(a, b) as usize] += 1;
+            }
+        }
+        assert!(seen.iter().all(|&n| n == 1));
     }
 
     fn random_game(size: usize, plies: usize, seed: u64) -> Vec<Move> {
