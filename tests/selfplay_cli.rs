@@ -193,6 +193,127 @@ fn gomoku_games_of_the_player() {
     assert_eq!(key(&a), key(&b));
 }
 
+/// `--eval-games`: the JSON lines of the spec (issue 61), checked by replaying each game on
+/// a board of its size and rule: the moves are legal, the result is the final position's, the
+/// scores are null on the random opening (its length drawn from `--random-plies`) and
+/// otherwise only on the block of a four; the run resumes (3 then 5 games, the first lines
+/// unchanged, a torn last line rewritten) and a seed replays the same games.
+#[test]
+fn eval_games_lines_resume_and_replay() {
+    use pcn::game::gomoku::{Gomoku, Rule};
+    use pcn::game::{Color, Game, Move, Outcome};
+    use pcn::selfplay::gamelog::GameLine;
+    let dir = tempfile::tempdir().unwrap();
+    let run = |out: &Path, size: &str, games: &str| {
+        let o = pcn()
+            .args(["--seed", "5", "selfplay", "--game", "gomoku", "--rule"])
+            .args(["freestyle", "--size", size, "--mover", "player"])
+            .args([
+                "--player-nodes",
+                "300",
+                "--random-plies",
+                "2-5",
+                "--parallel",
+                "2",
+            ])
+            .args(["--games", games, "--eval-games"])
+            .arg(out)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    };
+    let lines = |p: &Path| -> Vec<GameLine> {
+        std::fs::read_to_string(p)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    };
+    let check = |l: &GameLine, n: usize| {
+        assert_eq!(
+            (l.size, l.rule.as_str(), l.seed, l.nodes),
+            ([n, n], "freestyle", 5, 300)
+        );
+        assert_eq!(l.scores.len(), l.moves.len());
+        let k = l.scores.iter().take_while(|s| s.is_none()).count();
+        assert!((2..=5).contains(&k), "{k} random plies");
+        let mut g = Gomoku::new(n, n, Rule::Freestyle).unwrap();
+        for (t, &[x, y]) in l.moves.iter().enumerate() {
+            assert!(g.outcome().is_none(), "a move after the end");
+            let m = (y * n + x) as Move;
+            if t < k {
+                assert!(x.abs_diff(n / 2) <= 3 && y.abs_diff(n / 2) <= 3);
+            } else if l.scores[t].is_none() {
+                let opp = g.to_move().opp();
+                let five = (0..(n * n) as Move)
+                    .any(|p| g.stone(p).is_none() && g.makes_five(g.cell_of(p), opp));
+                assert!(
+                    five,
+                    "game {} ply {t}: null score, no four to block",
+                    l.index
+                );
+            }
+            g.play(m).unwrap();
+        }
+        let want = match g.outcome() {
+            Some(Outcome::Win(Color::Black)) => "black",
+            Some(Outcome::Win(Color::White)) => "white",
+            _ => "draw",
+        };
+        assert_eq!(l.result, want);
+        // The last mover won: its score before the winning move is a proven win.
+        if want != "draw" {
+            assert!(l.scores.last().unwrap().is_some_and(|s| s >= 990_000));
+        }
+    };
+    let (a, b) = (dir.path().join("a.jsonl"), dir.path().join("b.jsonl"));
+    run(&a, "15", "3");
+    let first = std::fs::read_to_string(&a).unwrap();
+    assert_eq!(lines(&a).len(), 3);
+    lines(&a).iter().for_each(|l| check(l, 15));
+    run(&a, "15", "5");
+    let text = std::fs::read_to_string(&a).unwrap();
+    assert!(text.starts_with(&first));
+    let mut idx: Vec<u32> = lines(&a).iter().map(|l| l.index).collect();
+    idx.sort();
+    assert_eq!(idx, vec![0, 1, 2, 3, 4]);
+    // A torn last line (a run killed mid-write) is cut off and its game written again.
+    let cut = text.trim_end().rfind('\n').unwrap() + 1;
+    let torn_index = lines(&a)[4].index;
+    std::fs::write(&a, &text[..cut + 20]).unwrap();
+    run(&a, "15", "5");
+    assert_eq!(std::fs::read_to_string(&a).unwrap(), text);
+    assert_eq!(lines(&a)[4].index, torn_index);
+    // The same seed replays the same games (their order in the file may differ).
+    run(&b, "15", "5");
+    let sorted = |p: &Path| {
+        let mut v = lines(p);
+        v.sort_by_key(|l| l.index);
+        v
+    };
+    assert_eq!(sorted(&a), sorted(&b));
+    // 20x20 under the same options; another setting for an existing file is refused.
+    let c = dir.path().join("c.jsonl");
+    run(&c, "20", "2");
+    lines(&c).iter().for_each(|l| check(l, 20));
+    let o = pcn()
+        .args([
+            "--seed",
+            "6",
+            "selfplay",
+            "--game",
+            "gomoku",
+            "--rule",
+            "freestyle",
+        ])
+        .args(["--mover", "player", "--player-nodes", "300", "--eval-games"])
+        .arg(&a)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("another setting"));
+}
+
 #[test]
 fn bad_options_and_unfit_networks_are_clear_errors() {
     let dir = tempfile::tempdir().unwrap();
@@ -206,10 +327,34 @@ fn bad_options_and_unfit_networks_are_clear_errors() {
         vec!["--net", "/nonexistent/model", "selfplay", "--out"],
         vec!["selfplay", "--mover", "player", "--out"],
         vec!["selfplay", "--game", "gomoku", "--mover", "oracle", "--out"],
+        vec!["selfplay", "--game", "gomoku", "--eval-games"],
+        vec!["selfplay", "--size", "15", "--out"],
+        vec!["selfplay", "--game", "gomoku", "--size", "30", "--out"],
+        vec![
+            "selfplay",
+            "--game",
+            "gomoku",
+            "--mover",
+            "player",
+            "--random-plies",
+            "5-2",
+            "--out",
+        ],
+        vec![
+            "selfplay",
+            "--game",
+            "gomoku",
+            "--mover",
+            "player",
+            "--random-plies",
+            "x",
+            "--out",
+        ],
+        vec!["selfplay", "--game", "gomoku", "--rule", "chess", "--out"],
     ] {
         let mut c = pcn();
         c.args(&args);
-        if args.last() == Some(&"--out") {
+        if matches!(args.last(), Some(&"--out" | &"--eval-games")) {
             c.arg(&out);
         }
         let o = c.output().unwrap();

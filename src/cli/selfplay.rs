@@ -4,8 +4,10 @@
 //! iteration 0 (uniform priors), `--net auto` the shipped network, else a model path (a PCN
 //! model of the same game and board). `--threads` is the network backend's threads;
 //! `--parallel` games run at once and share one batching evaluator. `--mover player` plays
-//! Gomoku games with the alpha-beta player instead (no network).
+//! Gomoku games with the alpha-beta player instead (no network); `--eval-games FILE` writes
+//! its games as JSON lines with the player's scores ([`crate::selfplay::gamelog`]).
 
+use std::ops::RangeInclusive;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -17,6 +19,7 @@ use crate::game::killallgo::{KillallGo, Variant};
 use crate::game::{Color, Game};
 use crate::nn::eval::BatchingEvaluator;
 use crate::nn::{Evaluator, NetGame};
+use crate::selfplay::gamelog::{GameLog, LogSetting};
 use crate::selfplay::player::PlayerConfig;
 use crate::selfplay::record::{Header, FORMAT};
 use crate::selfplay::{run, run_with, Config, EvalSet};
@@ -24,12 +27,16 @@ use crate::selfplay::{run, run_with, Config, EvalSet};
 /// Options of `pcn selfplay`.
 #[derive(Args, Debug, Clone)]
 pub struct SelfplayArgs {
-    /// The game: `killallgo` (9x9 PCN) or `gomoku` (15x15).
+    /// The game: `killallgo` (9x9 PCN) or `gomoku` (15x15, or `--size`).
     #[arg(long, default_value = "killallgo")]
     pub game: String,
-    /// Gomoku rule (the PCN paper's Gomoku networks use `4t`).
+    /// Gomoku rule: freestyle, exact, renju, caro, caro-exact, 4t (the PCN paper's Gomoku
+    /// networks use `4t`).
     #[arg(long, default_value = "4t")]
     pub rule: String,
+    /// Gomoku board side (5..=22; default 15). Killall-Go is 9x9 only.
+    #[arg(long)]
+    pub size: Option<usize>,
     /// Games the record file should hold (indices 0..N; those already in it are skipped).
     #[arg(long, default_value_t = 100)]
     pub games: usize,
@@ -48,7 +55,8 @@ pub struct SelfplayArgs {
     /// Plies whose move is drawn in proportion to the visits (then the most visited).
     #[arg(long)]
     pub temp_plies: Option<usize>,
-    /// Games longer than this end without a winner (default 200 Killall-Go, 225 Gomoku).
+    /// Games longer than this end without a winner (default 200 Killall-Go, the board's
+    /// points in Gomoku).
     #[arg(long)]
     pub max_plies: Option<usize>,
     /// Bins per proof-cost head (the top bin means "does not win").
@@ -77,15 +85,32 @@ pub struct SelfplayArgs {
     /// Nodes per move of `--mover player`.
     #[arg(long, default_value_t = 2000)]
     pub player_nodes: u64,
-    /// Opening moves of `--mover player` drawn at random near the centre (seeded).
-    #[arg(long, default_value_t = 4)]
-    pub random_plies: usize,
+    /// Opening moves of `--mover player` drawn at random near the centre (seeded): `N`, or
+    /// `MIN-MAX` for a number drawn per game.
+    #[arg(long, default_value = "4")]
+    pub random_plies: String,
+    /// Also (or only) write the `--mover player` games as JSON lines with the player's root
+    /// scores (the eval net's data; docs/training.md) to this file; resumes like `--out`.
+    #[arg(long)]
+    pub eval_games: Option<PathBuf>,
     /// Network (the global `--net`).
     #[arg(skip)]
     pub net: String,
     /// Backend (the global `--backend`).
     #[arg(skip)]
     pub backend: String,
+}
+
+/// `N` or `MIN-MAX` (MIN <= MAX) random opening plies, each below `limit`.
+fn parse_plies(s: &str, limit: usize) -> Option<RangeInclusive<usize>> {
+    let (lo, hi) = match s.split_once('-') {
+        Some((a, b)) => (a.trim().parse().ok()?, b.trim().parse().ok()?),
+        None => {
+            let n = s.trim().parse().ok()?;
+            (n, n)
+        }
+    };
+    (lo <= hi && hi < limit).then_some(lo..=hi)
 }
 
 fn parse_color(s: &str) -> Option<Color> {
@@ -148,8 +173,10 @@ pub fn run_cmd(a: SelfplayArgs, seed: u64, threads: usize) -> i32 {
 
 fn run_inner(a: &SelfplayArgs, seed: u64, threads: usize) -> Result<(), (i32, String)> {
     let usage = |m: String| (2, m);
-    if a.out.is_none() && a.emit_eval_set.is_none() {
-        return Err(usage("give --out FILE and/or --emit-eval-set DIR".into()));
+    if a.out.is_none() && a.emit_eval_set.is_none() && a.eval_games.is_none() {
+        return Err(usage(
+            "give --out FILE, --eval-games FILE and/or --emit-eval-set DIR".into(),
+        ));
     }
     if a.sims == 0 || a.fast_sims == 0 || !(0.0..=1.0).contains(&a.full_prob) {
         return Err(usage(
@@ -163,15 +190,27 @@ fn run_inner(a: &SelfplayArgs, seed: u64, threads: usize) -> Result<(), (i32, St
         return Err(usage("--eval-back must be odd (the winner to move)".into()));
     }
     let game = a.game.to_ascii_lowercase();
+    let n = a.size.unwrap_or(15);
     let player = match a.mover.to_ascii_lowercase().as_str() {
         "mcts" => None,
         "player" if game == "gomoku" => Some(PlayerConfig {
             nodes: a.player_nodes.max(1),
-            random_plies: a.random_plies,
+            random_plies: parse_plies(&a.random_plies, n * n).ok_or_else(|| {
+                usage(format!(
+                    "--random-plies {}: N or MIN-MAX (MIN <= MAX < {})",
+                    a.random_plies,
+                    n * n
+                ))
+            })?,
         }),
         "player" => return Err(usage("--mover player plays Gomoku only".into())),
         other => return Err(usage(format!("unknown --mover '{other}' (mcts, player)"))),
     };
+    if a.eval_games.is_some() && player.is_none() {
+        return Err(usage(
+            "--eval-games needs --game gomoku --mover player".into(),
+        ));
+    }
     let (net_game, default_proof) = match game.as_str() {
         "killallgo" | "killall-go" => (NetGame::KillallGo, Color::White),
         "gomoku" => (NetGame::Gomoku, Color::Black),
@@ -226,6 +265,9 @@ fn run_inner(a: &SelfplayArgs, seed: u64, threads: usize) -> Result<(), (i32, St
     };
     let summary = match net_game {
         NetGame::KillallGo => {
+            if a.size.is_some_and(|s| s != 9) {
+                return Err(usage("--size: Killall-Go is 9x9 only".into()));
+            }
             let start = KillallGo::new(Variant::Pcn9);
             let net = open_net(a, net_game, 9, "", (18, 82), threads).map_err(|e| (2, e))?;
             let h = header(&|| (start.name(), 9, 18, 82));
@@ -242,11 +284,23 @@ fn run_inner(a: &SelfplayArgs, seed: u64, threads: usize) -> Result<(), (i32, St
         NetGame::Gomoku => {
             let rule = Rule::from_name(&a.rule)
                 .ok_or_else(|| usage(format!("unknown Gomoku rule '{}'", a.rule)))?;
-            let start = Gomoku::new(15, 15, rule).map_err(|e| usage(e.to_string()))?;
-            let h = header(&|| (start.name(), 15, 4, 225));
+            let start = Gomoku::new(n, n, rule).map_err(|e| usage(format!("--size {n}: {e}")))?;
+            let h = header(&|| (start.name(), n, 4, n * n));
             if let Some(p) = &player {
                 // The player needs no network: `--net` is not opened.
-                let c = cfg(225, 0, None);
+                let c = cfg(n * n, 0, None);
+                let log = match &a.eval_games {
+                    Some(path) => {
+                        let setting = LogSetting {
+                            size: [n, n],
+                            rule: rule.name().into(),
+                            seed,
+                            nodes: p.nodes,
+                        };
+                        Some(GameLog::open(path, &setting).map_err(|e| (1, e.to_string()))?)
+                    }
+                    None => None,
+                };
                 run_with(
                     &start,
                     &c,
@@ -254,15 +308,16 @@ fn run_inner(a: &SelfplayArgs, seed: u64, threads: usize) -> Result<(), (i32, St
                     &h,
                     eval.as_ref(),
                     4,
+                    log.as_ref(),
                     &|| (),
                     &|_: &mut (), i| crate::selfplay::player::play_game(&start, &c, p, i),
                 )
             } else {
-                let net = open_net(a, net_game, 15, rule.name(), (4, 225), threads)
+                let net = open_net(a, net_game, n, rule.name(), (4, n * n), threads)
                     .map_err(|e| (2, e))?;
                 run(
                     &start,
-                    &cfg(225, 8, net),
+                    &cfg(n * n, 8, net),
                     a.out.as_deref(),
                     &h,
                     eval.as_ref(),

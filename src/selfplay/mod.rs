@@ -14,8 +14,10 @@
 //! still gets the value and proof-cost targets, which come from the game's result.
 //!
 //! Gomoku games may instead be played by our alpha-beta player ([`player`]), whose moves
-//! are the policy targets; the records and labels are the same.
+//! are the policy targets; the records and labels are the same. Its games can also be
+//! written as JSON lines with the player's root scores ([`gamelog`], the eval net's data).
 
+pub mod gamelog;
 pub mod label;
 pub mod mcts;
 pub mod player;
@@ -31,6 +33,7 @@ use crate::game::{Color, Game, Move, Outcome};
 use crate::nn::Evaluator;
 use crate::util::Rng;
 
+use gamelog::GameLog;
 use label::{outcome_value, proof_costs};
 use mcts::{search, Leaf, SearchParams};
 use record::{Header, Record, RecordWriter, FLAG_FULL_SEARCH, FLAG_LAST, FLAG_NO_WINNER};
@@ -77,6 +80,9 @@ pub struct PlayedGame {
     pub moves: Vec<Move>,
     /// The winner (`None`: draw or ply cap).
     pub winner: Option<Color>,
+    /// The mover's root score before each move, from the side to move's view (`None`: no
+    /// search chose it: a random opening move, a single legal move, or the MCTS mover).
+    pub scores: Vec<Option<i32>>,
 }
 
 /// What a run did.
@@ -149,6 +155,7 @@ pub fn play_game<G: Game>(
             policy,
             full,
             root_cost: r.root_cost,
+            score: None,
         })
     })
 }
@@ -163,6 +170,8 @@ pub(crate) struct Choice {
     pub full: bool,
     /// The search's root proof cost (NaN: none).
     pub root_cost: f32,
+    /// The search's root score, side to move's view (`None`: none).
+    pub score: Option<i32>,
 }
 
 /// Plays game `index` from `start` to its end or `cfg.max_plies`, whatever chooses the
@@ -180,7 +189,7 @@ pub(crate) fn drive_game<G: Game>(
     let actions = g.num_actions();
     let mut legal = Vec::new();
     let mut input = vec![0.0f32; g.input_planes() * g.width() * g.height()];
-    let (mut recs, mut moves) = (Vec::new(), Vec::new());
+    let (mut recs, mut moves, mut scores) = (Vec::new(), Vec::new(), Vec::new());
     let (mut b_max, mut b_heur) = (Vec::new(), Vec::new());
     let mut no_winner = false;
     while g.outcome().is_none() {
@@ -202,6 +211,7 @@ pub(crate) fn drive_game<G: Game>(
                 policy,
                 full: true,
                 root_cost: f32::NAN,
+                score: None,
             }
         } else {
             choose(&g, &legal, moves.len(), &mut rng)?
@@ -222,19 +232,21 @@ pub(crate) fn drive_game<G: Game>(
         b_heur.push(legal.len() as u32);
         g.play_unchecked(c.mv);
         moves.push(c.mv);
+        scores.push(c.score);
     }
     let winner = match g.outcome() {
         Some(Outcome::Win(c)) if !no_winner => Some(c),
         _ => None,
     };
-    Ok(finish_game(
-        index, recs, &b_max, &b_heur, moves, winner, cfg.bins,
-    ))
+    let mut pg = finish_game(index, recs, &b_max, &b_heur, moves, winner, cfg.bins);
+    pg.scores = scores;
+    Ok(pg)
 }
 
 /// Fills in the labels that come from a finished game's result (the α0 value `z`, the
 /// proof-cost targets with `b_max` and `b_heur`, the flags of its last record and of a game
-/// without a winner) for whatever chose its moves.
+/// without a winner) for whatever chose its moves; no scores (`PlayedGame::scores` all
+/// `None`).
 pub(crate) fn finish_game(
     index: u32,
     mut recs: Vec<Record>,
@@ -266,6 +278,7 @@ pub(crate) fn finish_game(
     PlayedGame {
         index,
         records: recs,
+        scores: vec![None; moves.len()],
         moves,
         winner,
     }
@@ -322,6 +335,7 @@ pub fn run<G: Game + Sync>(
         header,
         eval,
         gm,
+        None,
         &|| Leaf::new(cfg.net.clone()),
         &|leaf: &mut Leaf, idx| play_game(start, cfg, idx, leaf),
     )
@@ -329,7 +343,9 @@ pub fn run<G: Game + Sync>(
 
 /// [`run`] with another move source: each of the `cfg.parallel` threads makes its state
 /// with `make` and plays game `i` with `play(state, i)`; everything else (resuming, the
-/// record file, the eval set, the summary) is [`run`]'s.
+/// record file, the eval set, the summary) is [`run`]'s. `log` (when given) also receives
+/// each game as a JSON line. A game is played when any of the files (`out`, `log`) lacks
+/// it, and written only to those that lack it; with neither, every game is played.
 #[allow(clippy::too_many_arguments)]
 pub fn run_with<G: Game + Sync, S>(
     start: &G,
@@ -338,6 +354,7 @@ pub fn run_with<G: Game + Sync, S>(
     header: &Header,
     eval: Option<&EvalSet>,
     gm: u32,
+    log: Option<&GameLog>,
     make: &(dyn Fn() -> S + Sync),
     play: &(dyn Fn(&mut S, u32) -> Result<PlayedGame, String> + Sync),
 ) -> Result<Summary, String> {
@@ -352,9 +369,11 @@ pub fn run_with<G: Game + Sync, S>(
     if let Some(e) = eval {
         std::fs::create_dir_all(&e.dir).map_err(|err| format!("{}: {err}", e.dir.display()))?;
     }
-    let todo: Vec<u32> = (0..cfg.games as u32)
-        .filter(|i| !done.contains(i))
-        .collect();
+    let missing = |i: u32| match (&writer, log) {
+        (None, None) => true,
+        (w, l) => (w.is_some() && !done.contains(&i)) || l.is_some_and(|l| !l.contains(i)),
+    };
+    let todo: Vec<u32> = (0..cfg.games as u32).filter(|&i| missing(i)).collect();
     let bar = if cfg.progress {
         let b = indicatif::ProgressBar::new(todo.len() as u64);
         if let Ok(st) = indicatif::ProgressStyle::with_template(
@@ -383,11 +402,14 @@ pub fn run_with<G: Game + Sync, S>(
                     let k = next.fetch_add(1, Ordering::Relaxed);
                     let Some(&idx) = todo.get(k) else { return };
                     let res = play(&mut state, idx).and_then(|pg| {
-                        if let Some(w) = &writer {
+                        if let Some(w) = writer.as_ref().filter(|_| !done.contains(&idx)) {
                             w.lock()
                                 .map_err(|_| "record writer poisoned".to_string())?
                                 .write_game(&pg.records)
                                 .map_err(|e| e.to_string())?;
+                        }
+                        if let Some(l) = log.filter(|l| !l.contains(idx)) {
+                            l.write(&pg).map_err(|e| e.to_string())?;
                         }
                         let mut wrote_eval = 0;
                         if let (Some(e), Some(w)) = (eval, pg.winner) {

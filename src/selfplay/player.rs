@@ -8,18 +8,25 @@
 //! value and proof-cost labels come from the finished game ([`super::label`]); the policy
 //! target is the player's move, one-hot (the player keeps no root move scores).
 //!
-//! Opening diversity: the first `random_plies` moves are drawn uniformly from the legal
-//! moves within [`OPENING_RADIUS`] of the centre (seeded by the game index); they are no
-//! policy target. After them each move is the player's at a fixed node budget, from a fresh
-//! single-threaded player per game, so a game is a function of the seed and its index.
+//! Opening diversity: the first moves, as many as [`PlayerConfig::random_plies`] gives for
+//! the game (a fixed number, or one drawn per game from a range), are drawn uniformly from
+//! the legal moves within [`OPENING_RADIUS`] of the centre (seeded by the game index); they
+//! are no policy target. After them each move is the player's at a fixed node budget, from a
+//! fresh single-threaded player per game, so a game is a function of the seed and its index.
+//! Each searched move keeps the player's root score ([`PlayedGame::scores`]); a move the
+//! player names without a search (the one block of a four: its result then has one node, no
+//! proof and score 0, which is no evaluation) keeps none.
 
 use std::sync::atomic::AtomicBool;
 
-use super::{drive_game, Choice, Config, PlayedGame};
+use std::ops::RangeInclusive;
+
+use super::{drive_game, game_seed, Choice, Config, PlayedGame};
 use crate::game::gomoku::Gomoku;
 use crate::game::{Game, Move};
 use crate::search::gomoku::alphabeta::AlphaBeta;
 use crate::search::{Limits, Searcher};
+use crate::util::Rng;
 
 /// Chebyshev distance from the centre within which the random opening moves are drawn.
 pub const OPENING_RADIUS: usize = 3;
@@ -33,8 +40,22 @@ const PLAYER_MEMORY: usize = 16 << 20;
 pub struct PlayerConfig {
     /// Nodes of the player's search per move.
     pub nodes: u64,
-    /// Opening moves drawn at random near the centre.
-    pub random_plies: usize,
+    /// Opening moves drawn at random near the centre: game `i` draws its number uniformly
+    /// from this range, seeded by the base seed and `i` (a single value: always that many).
+    pub random_plies: RangeInclusive<usize>,
+}
+
+impl PlayerConfig {
+    /// The number of random opening moves of game `index` under base seed `seed`. Drawn from
+    /// its own generator, so that a fixed number leaves the game's move draws as they were.
+    pub fn random_plies_of(&self, seed: u64, index: u32) -> usize {
+        let (lo, hi) = (*self.random_plies.start(), *self.random_plies.end());
+        if hi <= lo {
+            return lo;
+        }
+        let mut r = Rng::new(game_seed(seed, index) ^ 0x0BE4_1A6F_5EED_D1CE);
+        lo + r.below(hi - lo + 1)
+    }
 }
 
 /// The legal moves within `radius` of the centre (all legal moves when none is).
@@ -71,9 +92,10 @@ pub fn play_game(
     let stop = AtomicBool::new(false);
     let limits = Limits::nodes(pcfg.nodes.max(1));
     let actions = start.num_actions();
+    let random_plies = pcfg.random_plies_of(cfg.seed, index);
     drive_game(start, cfg, index, |g, legal, ply, rng| {
         let mut policy = vec![0.0f32; actions];
-        if ply < pcfg.random_plies {
+        if ply < random_plies {
             // No target (the flag says so); the record still needs a distribution.
             let pool = near_centre(g, legal, OPENING_RADIUS);
             let p = 1.0 / legal.len() as f32;
@@ -83,6 +105,7 @@ pub fn play_game(
                 policy,
                 full: false,
                 root_cost: f32::NAN,
+                score: None,
             });
         }
         let r = player.search(g, &limits, &stop, &mut |_| {});
@@ -98,6 +121,7 @@ pub fn play_game(
             policy,
             full: true,
             root_cost: f32::NAN,
+            score: (r.nodes > 1 || r.proven.is_some()).then_some(r.score),
         })
     })
 }
@@ -134,7 +158,7 @@ mod tests {
         let start = Gomoku::new(15, 15, Rule::FourT).unwrap();
         let p = PlayerConfig {
             nodes: 300,
-            random_plies: 3,
+            random_plies: 3..=3,
         };
         let a = play_game(&start, &cfg(), &p, 5).unwrap();
         let b = play_game(&start, &cfg(), &p, 5).unwrap();
@@ -154,5 +178,43 @@ mod tests {
         }
         let c = play_game(&start, &cfg(), &p, 6).unwrap();
         assert_ne!(a.moves, c.moves, "another index, another opening");
+        // No score on the random opening; after it, none only for the block of a four.
+        assert_eq!(a.scores.len(), a.moves.len());
+        assert!(a.scores[..3].iter().all(Option::is_none));
+        let mut g = start.clone();
+        for (t, &m) in a.moves.iter().enumerate() {
+            if t >= 3 && a.scores[t].is_none() {
+                let opp = g.to_move().opp();
+                let five =
+                    (0..225).any(|p: Move| g.stone(p).is_none() && g.makes_five(g.cell_of(p), opp));
+                assert!(five, "ply {t}");
+            }
+            g.play_unchecked(m);
+        }
+        assert!(a.scores[3..].iter().any(Option::is_some));
+    }
+
+    /// A range of random plies gives each game its own number, from the seed and the index
+    /// only, and covers the range.
+    #[test]
+    fn random_plies_vary_per_game() {
+        let p = PlayerConfig {
+            nodes: 1,
+            random_plies: 2..=8,
+        };
+        let n: Vec<usize> = (0..200).map(|i| p.random_plies_of(5, i)).collect();
+        assert!(n.iter().all(|k| (2..=8).contains(k)));
+        assert!((2..=8).all(|k| n.contains(&k)));
+        assert_eq!(
+            n,
+            (0..200)
+                .map(|i| p.random_plies_of(5, i))
+                .collect::<Vec<_>>()
+        );
+        let fixed = PlayerConfig {
+            nodes: 1,
+            random_plies: 4..=4,
+        };
+        assert!((0..50).all(|i| fixed.random_plies_of(5, i) == 4));
     }
 }

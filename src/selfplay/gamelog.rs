@@ -1,0 +1,301 @@
+//! Game logs: finished self-play games as JSON lines, one game a line, with the mover's
+//! root score before each move (`pcn selfplay --mover player --eval-games FILE`; the data
+//! of the learned evaluation, issue 61, docs/training.md).
+//!
+//! A line (the fields in this order):
+//!
+//! ```text
+//! {"size":[15,15],"rule":"freestyle","seed":1,"index":0,"nodes":20000,
+//!  "moves":[[7,7],[8,6],...],"scores":[null,null,35,...],"result":"black"}
+//! ```
+//!
+//! `moves` are `[x, y]` (column, row) from the empty board, Black first; `scores[i]` is the
+//! root score before `moves[i]` from the view of the side to move at ply `i` (thousandths of
+//! a logit; `|s| >= 990000` is a proven win or loss), `null` where no search chose the move:
+//! the random opening, a single legal move, and the block of the opponent's four, which the
+//! player plays without a search. `result` is `black`, `white` or `draw` (also a full board or
+//! a game cut at the ply cap).
+//!
+//! Resuming: a game is a function of the seed and its index, each line is appended in one
+//! write, and [`GameLog::open`] reads the indices already in the file (they may come in any
+//! order when games run in parallel) and cuts off a torn last line (one without its newline),
+//! so a killed run loses only the games it was playing. One run at a time per file.
+
+use std::collections::BTreeSet;
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::path::Path;
+use std::sync::Mutex;
+
+use serde::{Deserialize, Serialize};
+
+use super::PlayedGame;
+use crate::game::Color;
+
+/// One game of a game log (one JSON line).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GameLine {
+    /// Board `[width, height]`.
+    pub size: [usize; 2],
+    /// The rule's name (`Rule::name`: `freestyle`, `exact`, `renju`, `caro`, `caro-exact`, `4t`).
+    pub rule: String,
+    /// The run's base seed (the global `--seed`).
+    pub seed: u64,
+    /// The game's index (with `seed`, it determines the game).
+    pub index: u32,
+    /// The player's nodes per move.
+    pub nodes: u64,
+    /// The moves, `[x, y]`, Black first.
+    pub moves: Vec<[usize; 2]>,
+    /// The root score before each move (side to move's view), `None` where none was searched.
+    pub scores: Vec<Option<i32>>,
+    /// `black`, `white` or `draw`.
+    pub result: String,
+}
+
+/// What every line of a log shares: the setting its games were played with.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LogSetting {
+    /// Board `[width, height]`.
+    pub size: [usize; 2],
+    /// The rule's name.
+    pub rule: String,
+    /// Base seed.
+    pub seed: u64,
+    /// Nodes per move.
+    pub nodes: u64,
+}
+
+impl LogSetting {
+    fn of(l: &GameLine) -> LogSetting {
+        LogSetting {
+            size: l.size,
+            rule: l.rule.clone(),
+            seed: l.seed,
+            nodes: l.nodes,
+        }
+    }
+}
+
+impl std::fmt::Display for LogSetting {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}x{} {} seed {} nodes {}",
+            self.size[0], self.size[1], self.rule, self.seed, self.nodes
+        )
+    }
+}
+
+/// Errors of game logs.
+#[derive(Debug, thiserror::Error)]
+pub enum GameLogError {
+    /// Reading or writing failed.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: String,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// The file holds something else than this run's games (another setting, or a complete
+    /// line that is no game); nothing was changed: give another file or the same options.
+    #[error("{path}: {reason}")]
+    Bad {
+        /// The file.
+        path: String,
+        /// What is wrong.
+        reason: String,
+    },
+}
+
+/// The result word of a winner.
+pub fn result_name(winner: Option<Color>) -> &'static str {
+    match winner {
+        Some(Color::Black) => "black",
+        Some(Color::White) => "white",
+        None => "draw",
+    }
+}
+
+/// An open game log: appends whole lines; safe to share between threads.
+pub struct GameLog {
+    file: Mutex<File>,
+    path: String,
+    setting: LogSetting,
+    done: BTreeSet<u32>,
+}
+
+impl GameLog {
+    /// Opens (or creates) the log at `path` for games of `setting`: reads the indices of the
+    /// complete lines already there and cuts off a torn last line. A complete line that is not
+    /// a game, or a game of another setting, is an error (the file is left as it was).
+    pub fn open(path: &Path, setting: &LogSetting) -> Result<GameLog, GameLogError> {
+        let shown = path.display().to_string();
+        let io = |source| GameLogError::Io {
+            path: shown.clone(),
+            source,
+        };
+        let bad = |reason: String| GameLogError::Bad {
+            path: shown.clone(),
+            reason,
+        };
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(io)?;
+        }
+        let bytes = match std::fs::read(path) {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+            Err(e) => return Err(io(e)),
+        };
+        let keep = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+        let mut done = BTreeSet::new();
+        for (n, line) in bytes[..keep].split(|&b| b == b'\n').enumerate() {
+            if line.iter().all(u8::is_ascii_whitespace) {
+                continue;
+            }
+            let g: GameLine = serde_json::from_slice(line)
+                .map_err(|e| bad(format!("line {} is not a game: {e}", n + 1)))?;
+            let s = LogSetting::of(&g);
+            if &s != setting {
+                return Err(bad(format!(
+                    "holds games of another setting ({s}, line {}) than asked for ({setting})",
+                    n + 1
+                )));
+            }
+            done.insert(g.index);
+        }
+        let file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .map_err(io)?;
+        if keep != bytes.len() {
+            file.set_len(keep as u64).map_err(io)?;
+        }
+        Ok(GameLog {
+            file: Mutex::new(file),
+            path: shown,
+            setting: setting.clone(),
+            done,
+        })
+    }
+
+    /// Whether the file held game `index` when it was opened.
+    pub fn contains(&self, index: u32) -> bool {
+        self.done.contains(&index)
+    }
+
+    /// The indices the file held when it was opened.
+    pub fn done(&self) -> &BTreeSet<u32> {
+        &self.done
+    }
+
+    /// The line of a finished game (moves as `[x, y]` on this log's board).
+    pub fn line(&self, g: &PlayedGame) -> GameLine {
+        let w = self.setting.size[0];
+        GameLine {
+            size: self.setting.size,
+            rule: self.setting.rule.clone(),
+            seed: self.setting.seed,
+            index: g.index,
+            nodes: self.setting.nodes,
+            moves: g
+                .moves
+                .iter()
+                .map(|&m| [m as usize % w, m as usize / w])
+                .collect(),
+            scores: g.scores.clone(),
+            result: result_name(g.winner).into(),
+        }
+    }
+
+    /// Appends `g`'s line in one write.
+    pub fn write(&self, g: &PlayedGame) -> Result<(), GameLogError> {
+        let mut text = serde_json::to_string(&self.line(g)).map_err(|e| GameLogError::Bad {
+            path: self.path.clone(),
+            reason: e.to_string(),
+        })?;
+        text.push('\n');
+        let mut f = self.file.lock().map_err(|_| GameLogError::Bad {
+            path: self.path.clone(),
+            reason: "log writer poisoned".into(),
+        })?;
+        f.write_all(text.as_bytes())
+            .map_err(|source| GameLogError::Io {
+                path: self.path.clone(),
+                source,
+            })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn setting() -> LogSetting {
+        LogSetting {
+            size: [15, 15],
+            rule: "freestyle".into(),
+            seed: 3,
+            nodes: 100,
+        }
+    }
+
+    fn game(index: u32) -> PlayedGame {
+        PlayedGame {
+            index,
+            records: Vec::new(),
+            moves: vec![112, 113, 7 * 15 + 14],
+            winner: Some(Color::White),
+            scores: vec![None, Some(-12), Some(WIN_LIKE)],
+        }
+    }
+
+    const WIN_LIKE: i32 = 999_997;
+
+    /// The line's fields and order are the spec's; indices come back in any order, a torn
+    /// last line is cut off, and another setting's file is refused untouched.
+    #[test]
+    fn lines_resume_and_refuse_other_settings() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("sub/g.jsonl");
+        let log = GameLog::open(&p, &setting()).unwrap();
+        assert!(log.done().is_empty());
+        log.write(&game(2)).unwrap();
+        log.write(&game(0)).unwrap();
+        drop(log);
+        let text = std::fs::read_to_string(&p).unwrap();
+        assert_eq!(
+            text.lines().next().unwrap(),
+            r#"{"size":[15,15],"rule":"freestyle","seed":3,"index":2,"nodes":100,"moves":[[7,7],[8,7],[14,7]],"scores":[null,-12,999997],"result":"white"}"#
+        );
+        // A torn line (no newline) is dropped on open; the complete ones stay.
+        let mut torn = text.clone().into_bytes();
+        torn.extend_from_slice(br#"{"size":[15,15],"rule":"free"#);
+        std::fs::write(&p, &torn).unwrap();
+        let log = GameLog::open(&p, &setting()).unwrap();
+        assert_eq!(log.done().iter().copied().collect::<Vec<_>>(), vec![0, 2]);
+        assert!(log.contains(2) && !log.contains(1));
+        log.write(&game(1)).unwrap();
+        drop(log);
+        let after = std::fs::read_to_string(&p).unwrap();
+        assert!(after.starts_with(&text));
+        assert_eq!(after.lines().count(), 3);
+        for l in after.lines() {
+            let g: GameLine = serde_json::from_str(l).unwrap();
+            assert_eq!(g.moves.len(), g.scores.len());
+        }
+        let other = LogSetting {
+            seed: 4,
+            ..setting()
+        };
+        let e = GameLog::open(&p, &other).err().unwrap().to_string();
+        assert!(e.contains("another setting"), "{e}");
+        // A complete line that is no game is an error, not silently dropped.
+        std::fs::write(&p, "{\"size\":1}\n").unwrap();
+        let e = GameLog::open(&p, &setting()).err().unwrap().to_string();
+        assert!(e.contains("line 1 is not a game"), "{e}");
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), "{\"size\":1}\n");
+    }
+}
