@@ -164,6 +164,17 @@ class Codes(unittest.TestCase):
         for k in range(4):
             np.testing.assert_array_equal(got[k], ev.codes(boards[k:k + 1], [p[k]])[0])
 
+    def test_both_codes_swap_the_colours(self):
+        rng = np.random.default_rng(5)
+        for w, h in ((15, 15), (20, 20), (3, 6)):
+            boards = np.stack([random_board(rng, w, h, 0.5) for _ in range(6)])
+            stm = rng.integers(1, 3, 6)
+            me, opp = ev.both_codes(boards, stm)
+            np.testing.assert_array_equal(me, ev.codes(boards, stm))
+            np.testing.assert_array_equal(opp, ev.codes(boards, 3 - stm))
+        self.assertEqual(sorted(ev.SWAP[ev.SWAP].tolist()), list(range(ev.NCODES)))
+        np.testing.assert_array_equal(ev.SWAP[ev.SWAP], np.arange(ev.NCODES))
+
     def test_code_values(self):
         b = np.zeros((15, 15), dtype=np.int8)
         # The corner, direction (1, 0): no point on the left (OFF[0] = 120), four empty ones
@@ -192,6 +203,26 @@ class Codes(unittest.TestCase):
         r = random_board(rng, 7, 5, 0.5)[None]
         self.assertEqual(len({ev.symmetry(r, t).tobytes() for t in range(4)}), 4)
         self.assertEqual(ev.augment(np.repeat(r, 6, 0), rng).shape, (6, 5, 7))
+
+
+class Model(unittest.TestCase):
+    def test_board_sum_matches_plain_ops(self):
+        rng = np.random.default_rng(6)
+        w = (torch.randn(ev.NCODES, 16, dtype=torch.float64) * 0.4).requires_grad_()
+        b = torch.rand(16, dtype=torch.float64, requires_grad=True)
+        idx = torch.from_numpy(rng.integers(0, ev.NCODES, (500, 4)))
+        idx[:300] = torch.from_numpy(rng.integers(0, 20, (300, 4)))  # repeated codes
+        g = torch.randn(5, 16, dtype=torch.float64)
+        x1 = ev.board_sum()(w, b, idx, 5)
+        (x1 * g).sum().backward()
+        gw, gb = w.grad.clone(), b.grad.clone()
+        w.grad = b.grad = None
+        x2 = (torch.nn.functional.embedding_bag(idx, w, mode="sum") + b).clamp(0, 1)
+        x2 = x2.view(5, 100, 16).sum(1)
+        (x2 * g).sum().backward()
+        torch.testing.assert_close(x1, x2)
+        torch.testing.assert_close(gw, w.grad)
+        torch.testing.assert_close(gb, b.grad)
 
 
 class Export(unittest.TestCase):
