@@ -143,7 +143,7 @@ train: build torch
 EVAL_RUN := runs/evalnet
 EVAL_PY := env PYTHONPATH=$(CURDIR)/$(TORCH_TOOLS):$(CURDIR)/training OMP_NUM_THREADS=2 python3 -m pcn_train.evalnet
 train-eval: GAMES = 2000
-train-eval: NODES = 3000
+train-eval: NODES = 50000
 train-eval: SIZES = 15 20
 train-eval: STEPS = 20000
 train-eval: RULE = freestyle
@@ -153,7 +153,7 @@ train-eval: build torch
 	# >>> GENERATION LINE (pcn selfplay --eval-games: flags not final; fix up when merging) >>>
 	for n in $(SIZES); do \
 	  nice -n 19 $(RELEASE) --seed $$n selfplay --game gomoku --rule $(RULE) --size $$n \
-	    --mover player --player-nodes $(NODES) --games $(GAMES) \
+	    --mover player --player-nodes $(NODES) --random-plies 2-8 --games $(GAMES) --parallel 1 \
 	    --eval-games $(EVAL_RUN)/games-$(RULE)-$$n.jsonl || exit 1; \
 	done
 	# <<< GENERATION LINE <<<
