@@ -416,7 +416,7 @@ def golden_positions(seed=61):
         out.append((size, [(0, 0), (n - 1, n - 1)]))
         for count in (3, 8, 13, 24):
             out.append((size, random_moves(rng, size, count, centre)))
-        for count in (30, 61 if n == 15 else 110):
+        for count in (30, 61 if n == 15 else 110, 120 if n == 15 else 220):
             out.append((size, random_moves(rng, size, count)))
         for count in (9, 20, 35):
             out.append((size, random_moves(rng, size, count, edge)))
