@@ -159,7 +159,7 @@ train-eval: build torch
 	# <<< GENERATION LINE <<<
 	nice -n 19 $(EVAL_PY) train --data $(foreach n,$(SIZES),$(EVAL_RUN)/games-$(RULE)-$(n).jsonl) \
 	  --rule $(RULE) --out $(EVAL_RUN)/train --steps $(STEPS) --threads 2 $(EVAL_ARGS)
-	$(EVAL_PY) export $(EVAL_RUN)/train/checkpoint.pt --out weights/gomoku_eval_$(RULE).bin \
+	$(EVAL_PY) export $(EVAL_RUN)/train/best.pt --out weights/gomoku_eval_$(RULE).bin \
 	  --golden weights/gomoku_eval_$(RULE).golden.txt
 
 # The Python training tests (training/tests, unittest: the eval net's trainer and exporter);

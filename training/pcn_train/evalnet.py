@@ -648,7 +648,8 @@ def mean_loss(model, sets, chunk=512):
 
 
 def train(a):
-    """Trains on the record files `a.data` into `a.out`; returns (model, rule, stats)."""
+    """Trains on the record files `a.data` into `a.out`; returns (the exported model: the
+    best held-out state, rule, stats)."""
     torch = _torch()
     F = torch.nn.functional
     torch.set_num_threads(max(1, a.threads))
@@ -713,6 +714,24 @@ def train(a):
              "constant": const, "floor": floor, "train_positions": n_tr, "heldout_positions": n_ho}
     print(f"step {step}: train {stats['train_start']:.4f} held-out {stats['heldout_start']:.4f}",
           flush=True)
+    # The export is the state with the lowest held-out loss among the measurements
+    # (every --log-every steps): OUT/best.pt, remeasured on this run's held-out set when
+    # resuming.
+    best_path = os.path.join(a.out, "best.pt")
+    best = {"heldout": float("inf"), "step": None}
+    if a.resume and os.path.exists(best_path) and n_ho:
+        bm, bst = load_checkpoint(best_path)
+        if bm.cfg == model.cfg:
+            best = {"heldout": mean_loss(bm, ho_sets), "step": bst["step"]}
+            print(f"best so far: step {best['step']}, held-out {best['heldout']:.4f}", flush=True)
+
+    def save(path, extra=None):
+        st = {"model": model.state_dict(), "step": step, "cfg": model.cfg, "rule": rule,
+              "lambda": a.lam, "data": [os.path.abspath(p) for p in a.data]}
+        st.update(extra or {})
+        torch.save(st, path + ".tmp")
+        os.replace(path + ".tmp", path)
+
     t0 = time.time()
     acc, k, done = 0.0, 0, 0
     model.train()
@@ -742,31 +761,44 @@ def train(a):
             pps = done * a.batch / max(time.time() - t0, 1e-9)
             log.writerow([step, f"{acc / k:.5f}", f"{ho:.5f}", f"{const:.5f}", f"{pps:.0f}"])
             logf.flush()
-            print(f"step {step}: train {acc / k:.4f} (running) held-out {ho:.4f} "
+            mark = ""
+            if n_ho and ho < best["heldout"]:
+                best = {"heldout": ho, "step": step}
+                save(best_path, {"heldout": ho})
+                mark = " (best)"
+            print(f"step {step}: train {acc / k:.4f} (running) held-out {ho:.4f}{mark} "
                   f"constant {const:.4f} {pps:.0f} positions/s", flush=True)
             acc, k = 0.0, 0
         if out_of_time:
             break
     logf.close()
     model.eval()
-    torch.save({"model": model.state_dict(), "opt": opt.state_dict(), "step": step,
-                "cfg": model.cfg, "rule": rule, "lambda": a.lam,
-                "data": [os.path.abspath(p) for p in a.data]}, ckpt + ".tmp")
-    os.replace(ckpt + ".tmp", ckpt)
+    save(ckpt, {"opt": opt.state_dict()})
+    if not n_ho:
+        save(best_path)  # nothing to choose by: the last state
+        best = {"heldout": float("nan"), "step": step}
     stats["train_end"] = mean_loss(model, tr_sets)
     stats["heldout_end"] = mean_loss(model, ho_sets) if n_ho else float("nan")
     stats["step"] = step
     print(f"step {step}: train {stats['train_end']:.4f} held-out {stats['heldout_end']:.4f} "
           f"constant {const:.4f} floor {floor:.4f}", flush=True)
+    out_model = model
+    if best["step"] is not None and best["step"] != step:
+        out_model, _ = load_checkpoint(best_path)
+    stats["best_step"] = best["step"]
+    stats["train_best"] = mean_loss(out_model, tr_sets)
+    stats["heldout_best"] = mean_loss(out_model, ho_sets) if n_ho else float("nan")
+    print(f"best (exported): step {best['step']}: train {stats['train_best']:.4f} "
+          f"held-out {stats['heldout_best']:.4f}", flush=True)
     if not a.no_export:
-        diff = export(model, rule, os.path.join(a.out, "eval.bin"),
+        diff = export(out_model, rule, os.path.join(a.out, "eval.bin"),
                       os.path.join(a.out, "eval.golden.txt"))
         stats["max_quant_diff"] = diff
-        print(f"exported {os.path.join(a.out, 'eval.bin')} and eval.golden.txt; "
+        print(f"exported {os.path.join(a.out, 'eval.bin')} and eval.golden.txt (from best.pt); "
               f"max |float - quantized| {diff:.5f}", flush=True)
     with open(os.path.join(a.out, "stats.json"), "w") as f:
         json.dump(stats, f, indent=1)
-    return model, rule, stats
+    return out_model, rule, stats
 
 
 def parser():
@@ -774,8 +806,9 @@ def parser():
     sub = p.add_subparsers(dest="cmd", required=True)
     t = sub.add_parser("train", help="train on self-play game records (JSON lines)")
     t.add_argument("--data", nargs="+", required=True, help="game record files (.jsonl)")
-    t.add_argument("--out", required=True, help="run directory: checkpoint.pt, train_log.csv, "
-                   "stats.json, eval.bin, eval.golden.txt")
+    t.add_argument("--out", required=True, help="run directory: checkpoint.pt (the last state), "
+                   "best.pt (the lowest held-out loss), train_log.csv, stats.json, and the "
+                   "export of best.pt: eval.bin, eval.golden.txt")
     t.add_argument("--steps", type=int, default=3000)
     t.add_argument("--seconds", type=float, default=0.0,
                    help="stop after this many seconds of training (0: run all --steps)")

@@ -337,11 +337,13 @@ class Training(unittest.TestCase):
             np.testing.assert_array_equal(b[0], ev.play((9, 9), g["moves"][:2]))
 
             out = os.path.join(d, "run")
-            model, rule, st = ev.train(train_args(data=[data], out=out, steps=60))
+            model, rule, st = ev.train(train_args(data=[data], out=out, steps=60, log_every=20))
+            self.assertIn(st["best_step"], (20, 40, 60))
             self.assertEqual(rule, "freestyle")
             self.assertLess(st["train_end"], st["train_start"] - 0.02, st)
             self.assertLess(st["max_quant_diff"], 0.05, st)
-            for f in ("checkpoint.pt", "train_log.csv", "eval.bin", "eval.golden.txt", "stats.json"):
+            for f in ("checkpoint.pt", "best.pt", "train_log.csv", "eval.bin", "eval.golden.txt",
+                      "stats.json"):
                 self.assertTrue(os.path.exists(os.path.join(out, f)), f)
             # Float model and quantized reference on trained weights, on the records'
             # positions (both sizes).
@@ -352,11 +354,11 @@ class Training(unittest.TestCase):
                 for k in range(min(40, len(b))):
                     worst = max(worst, abs(fv[k] - ev.quantized_value(q, b[k], int(stm[k]))))
             self.assertLess(worst, 0.05)
-            # Resume continues the step count; export from the checkpoint gives the same file.
+            # Resume continues the step count; export from best.pt gives the same file.
             _, _, st2 = ev.train(train_args(data=[data], out=out, steps=5, resume=True))
             self.assertEqual(st2["step"], 65)
             bin2 = os.path.join(d, "again.bin")
-            self.assertEqual(ev.main(["export", os.path.join(out, "checkpoint.pt"), "--out", bin2,
+            self.assertEqual(ev.main(["export", os.path.join(out, "best.pt"), "--out", bin2,
                                       "--golden", os.path.join(d, "again.txt")]), 0)
             self.assertEqual(read(bin2), read(os.path.join(out, "eval.bin")))
 
