@@ -3,7 +3,7 @@
 CARGO ?= cargo
 RELEASE := target/release/pcn
 
-.PHONY: all build build-cuda run test test-cuda test-cluster cluster-tools engines bench bench-nn bench-openvino gauntlet device-bundle fmt clippy clean torch train fuzz soak
+.PHONY: all build build-cuda run test test-cuda test-cluster test-train cluster-tools engines bench bench-nn bench-openvino gauntlet device-bundle fmt clippy clean torch train train-eval fuzz soak
 
 all: build
 
@@ -134,11 +134,50 @@ HOURS ?= 2
 train: build torch
 	nice -n 19 python3 training/loop.py --game $(GAME) --hours $(HOURS) $(TRAIN_ARGS)
 
+# The eval net of the alpha-beta Gomoku player (issue 61; docs/training.md, "The eval net"):
+# self-play game records of the pcn player on each board size of SIZES -> training -> the
+# weight file weights/gomoku_eval_$(RULE).bin and its golden file beside it (the Rust test's
+# reference values). Records and the run directory (checkpoint, log) stay in runs/evalnet.
+# Variables (target-specific, so GAMES does not change `make soak`'s): GAMES per size,
+# NODES per move, SIZES, STEPS, RULE, EVAL_ARGS (more trainer options, e.g. --resume).
+EVAL_RUN := runs/evalnet
+EVAL_PY := env PYTHONPATH=$(CURDIR)/$(TORCH_TOOLS):$(CURDIR)/training OMP_NUM_THREADS=2 python3 -m pcn_train.evalnet
+train-eval: GAMES = 2000
+train-eval: NODES = 50000
+train-eval: SIZES = 15 20
+train-eval: STEPS = 20000
+train-eval: RULE = freestyle
+train-eval: build torch
+	@[ -f $(TORCH_TOOLS)/.torch-$(TORCH_VERSION) ] || { echo "train-eval needs PyTorch under $(TORCH_TOOLS) (make torch)"; exit 1; }
+	mkdir -p $(EVAL_RUN)
+	# >>> GENERATION LINE (pcn selfplay --eval-games: flags not final; fix up when merging) >>>
+	for n in $(SIZES); do \
+	  nice -n 19 $(RELEASE) --seed $$n selfplay --game gomoku --rule $(RULE) --size $$n \
+	    --mover player --player-nodes $(NODES) --random-plies 2-8 --games $(GAMES) --parallel 1 \
+	    --eval-games $(EVAL_RUN)/games-$(RULE)-$$n.jsonl || exit 1; \
+	done
+	# <<< GENERATION LINE <<<
+	nice -n 19 $(EVAL_PY) train --data $(foreach n,$(SIZES),$(EVAL_RUN)/games-$(RULE)-$(n).jsonl) \
+	  --rule $(RULE) --out $(EVAL_RUN)/train --steps $(STEPS) --threads 2 $(EVAL_ARGS)
+	$(EVAL_PY) export $(EVAL_RUN)/train/best.pt --out weights/gomoku_eval_$(RULE).bin \
+	  --golden weights/gomoku_eval_$(RULE).golden.txt
+
+# The Python training tests (training/tests, unittest: the eval net's trainer and exporter);
+# skipped with a notice without PyTorch under .tools/torch.
+test-train:
+	@if [ -f $(TORCH_TOOLS)/.torch-$(TORCH_VERSION) ]; then \
+	  PYTHONPATH=$(CURDIR)/$(TORCH_TOOLS):$(CURDIR)/training OMP_NUM_THREADS=1 \
+	    python3 -m unittest discover -s training/tests; \
+	else \
+	  echo "NOTICE: PyTorch not installed under $(TORCH_TOOLS): Python training tests (training/tests) skipped"; \
+	fi
+
 test: engines torch $(PY_TOOLS)/.pygomo-$(PYGOMO_VERSION) $(NODE_TOOLS)/.sabaki-gtp-$(SABAKI_GTP_VERSION)
 	sh protocol_tests/install_gnugo.sh
 	$(CARGO) test --release
 	$(MAKE) --no-print-directory test-cuda
 	$(MAKE) --no-print-directory test-cluster
+	$(MAKE) --no-print-directory test-train
 	@if [ -f $(NODE_TOOLS)/.sabaki-gtp-$(SABAKI_GTP_VERSION) ] && command -v node >/dev/null 2>&1; then \
 	  NODE_PATH=$(NODE_TOOLS)/node_modules node protocol_tests/sabaki/sabaki_client.js $(RELEASE); \
 	else \
