@@ -23,9 +23,12 @@ import warnings
 
 import numpy as np
 
-NCODES = 3 * 121 * 121  # 43923
+REACH = 3  # points looked at on each side of a point along a line
+HS = 40  # half-line shapes (3^3 + 3^2 + 3 + 1)
+NPAIRS = HS * (HS + 1) // 2  # unordered pairs of half-lines: 820
+NCODES = 3 * NPAIRS  # 2460
 DIRS = ((1, 0), (0, 1), (1, 1), (1, -1))
-OFF = (120, 117, 108, 81, 0)  # OFF[n], n = leading on-board points of a half line
+OFF = (39, 36, 27, 0)  # OFF[n], n = leading on-board points of a half line
 WALL = 3
 MAGIC = b"PCNEVAL1"
 RULES = ("freestyle", "exact", "renju", "caro", "caro-exact", "4t")
@@ -52,7 +55,7 @@ def code_ref(board, x, y, d, p):
 
     def half(s):
         n, acc = 0, 0
-        for i in range(1, 5):
+        for i in range(1, REACH + 1):
             qx, qy = x + i * s * dx, y + i * s * dy
             if not (0 <= qx < w and 0 <= qy < h):
                 break
@@ -60,7 +63,15 @@ def code_ref(board, x, y, d, p):
             n += 1
         return OFF[n] + acc
 
-    return (state(x, y) * 121 + half(-1)) * 121 + half(1)
+    a, b = sorted((half(-1), half(1)))
+    return state(x, y) * NPAIRS + a * HS - a * (a - 1) // 2 + (b - a)
+
+
+def pair_index(h0, h1):
+    """The unordered pair id of half ids h0, h1 (arrays): a line read backwards is the same
+    shape."""
+    a, b = np.minimum(h0, h1), np.maximum(h0, h1)
+    return a * HS - a * (a - 1) // 2 + (b - a)
 
 
 def relative(boards, p):
@@ -74,7 +85,7 @@ _GEOMETRY = {}
 
 
 def geometry(h, w):
-    """For each direction and half (left, right): the weights lead_i * 3^(i-1) [4, H, W]
+    """For each direction and half (left, right): the weights lead_i * 3^(i-1) [REACH, H, W]
     (lead_i: q_1..q_i all on the board) and OFF[n] [H, W] (n: the leading on-board points),
     found on an H x W board padded with the wall state. Cached per board shape."""
     g = _GEOMETRY.get((h, w))
@@ -86,8 +97,8 @@ def geometry(h, w):
             for s in (-1, 1):
                 lead = np.ones((h, w), dtype=bool)
                 cnt = np.zeros((h, w), dtype=np.int64)
-                wts = np.zeros((4, h, w), dtype=np.int32)
-                for i in range(1, 5):
+                wts = np.zeros((REACH, h, w), dtype=np.int32)
+                for i in range(1, REACH + 1):
                     oy, ox = 4 + s * i * dy, 4 + s * i * dx
                     lead &= pad[oy:oy + h, ox:ox + w] != WALL
                     cnt += lead
@@ -112,23 +123,29 @@ def codes(boards, p):
         for k, s in enumerate((-1, 1)):
             wts, off = g[2 * d + k]
             acc = np.broadcast_to(off, (n, h, w)).copy()
-            for i in range(1, 5):
+            for i in range(1, REACH + 1):
                 oy, ox = 4 + s * i * dy, 4 + s * i * dx
                 acc += pad[:, oy:oy + h, ox:ox + w] * wts[i - 1]
             halves.append(acc)
-        out[:, d] = (rel * 121 + halves[0]) * 121 + halves[1]
+        out[:, d] = rel * NPAIRS + pair_index(halves[0], halves[1])
     return out
 
 
 def _swap_table():
     """SWAP[code(c, d, p)] = code(c, d, other colour): own and other stones exchanged."""
-    half = np.empty(121, dtype=np.int64)
-    for n in range(5):
+    half = np.empty(HS, dtype=np.int64)
+    for n in range(REACH + 1):
         for v in range(3 ** n):
             digits = [(v // 3 ** i) % 3 for i in range(n)]
             half[OFF[n] + v] = OFF[n] + sum(((3 - t) % 3) * 3 ** i for i, t in enumerate(digits))
+    pa, pb = np.empty(NPAIRS, dtype=np.int64), np.empty(NPAIRS, dtype=np.int64)
+    for a in range(HS):
+        for b in range(a, HS):
+            k = a * HS - a * (a - 1) // 2 + (b - a)
+            pa[k], pb[k] = a, b
     c = np.arange(NCODES)
-    return ((((3 - c // 14641) % 3) * 121 + half[(c // 121) % 121]) * 121 + half[c % 121])
+    centre, k = c // NPAIRS, c % NPAIRS
+    return ((3 - centre) % 3) * NPAIRS + pair_index(half[pa[k]], half[pb[k]])
 
 
 SWAP = _swap_table()
