@@ -143,20 +143,19 @@ train: build torch
 EVAL_RUN := runs/evalnet
 EVAL_PY := env PYTHONPATH=$(CURDIR)/$(TORCH_TOOLS):$(CURDIR)/training OMP_NUM_THREADS=2 python3 -m pcn_train.evalnet
 train-eval: GAMES = 2000
-train-eval: NODES = 50000
+train-eval: NODES = 16000
 train-eval: SIZES = 15 20
 train-eval: STEPS = 20000
 train-eval: RULE = freestyle
 train-eval: build torch
 	@[ -f $(TORCH_TOOLS)/.torch-$(TORCH_VERSION) ] || { echo "train-eval needs PyTorch under $(TORCH_TOOLS) (make torch)"; exit 1; }
 	mkdir -p $(EVAL_RUN)
-	# >>> GENERATION LINE (pcn selfplay --eval-games: flags not final; fix up when merging) >>>
+	# The player's self-play games with their root scores (docs/training.md, "The eval net"); resumable.
 	for n in $(SIZES); do \
 	  nice -n 19 $(RELEASE) --seed $$n selfplay --game gomoku --rule $(RULE) --size $$n \
 	    --mover player --player-nodes $(NODES) --random-plies 2-8 --games $(GAMES) --parallel 1 \
 	    --eval-games $(EVAL_RUN)/games-$(RULE)-$$n.jsonl || exit 1; \
 	done
-	# <<< GENERATION LINE <<<
 	nice -n 19 $(EVAL_PY) train --data $(foreach n,$(SIZES),$(EVAL_RUN)/games-$(RULE)-$(n).jsonl) \
 	  --rule $(RULE) --out $(EVAL_RUN)/train --steps $(STEPS) --threads 2 $(EVAL_ARGS)
 	$(EVAL_PY) export $(EVAL_RUN)/train/best.pt --out weights/gomoku_eval_$(RULE).bin \

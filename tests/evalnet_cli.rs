@@ -59,6 +59,15 @@ fn a_weight_file_reaches_the_player_under_its_rule() {
         moved(&out) && !err.contains("evaluation network ("),
         "{err}"
     );
+    // `net`: the shipped network (freestyle); `auto` (the default): the pattern evaluation,
+    // which won the gate.
+    let (out, err, code) = play("net");
+    assert_eq!(code, 0, "{err}");
+    assert!(moved(&out), "{out}");
+    assert!(err.contains("evaluation network (freestyle, 32 channels"), "{err}");
+    let (out, err, code) = play("auto");
+    assert_eq!(code, 0, "{err}");
+    assert!(moved(&out) && !err.contains("evaluation network ("), "{err}");
     let (out, err, code) = play("classic");
     assert_eq!(code, 0, "{err}");
     assert!(

@@ -367,6 +367,26 @@ class Training(unittest.TestCase):
             self.assertEqual(ev.main(["export", os.path.join(out, "best.pt"), "--out", bin2,
                                       "--golden", os.path.join(d, "again.txt")]), 0)
             self.assertEqual(read(bin2), read(os.path.join(out, "eval.bin")))
+            play_a_game_with(self, os.path.join(out, "eval.bin"))
+
+
+def play_a_game_with(test, weights):
+    """The engine plays with the exported file: the release binary (built by `make test`
+    before this runs) loads it through `--eval` and plays a short Gomocup game, its debug log
+    saying the network was used. Skipped with a notice where the binary is missing."""
+    import subprocess
+    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+    pcn = os.path.join(root, "target", "release", "pcn")
+    if not os.path.exists(pcn):
+        print(f"NOTICE: {pcn} missing (cargo build --release): the exported network was not played")
+        return
+    script = "START 9\nBEGIN\nTURN 4,5\nTURN 3,3\nTURN 5,5\nEND\n"
+    r = subprocess.run([pcn, "--eval", weights, "--nodes", "2000", "--log-level", "debug",
+                        "gomocup"], input=script, capture_output=True, text=True, timeout=120)
+    test.assertEqual(r.returncode, 0, r.stderr)
+    moves = [l for l in r.stdout.splitlines() if l.count(",") == 1]
+    test.assertEqual(len(moves), 4, r.stdout)
+    test.assertIn("evaluation network (freestyle", r.stderr)
 
 
 if __name__ == "__main__":

@@ -495,13 +495,17 @@ pub fn shipped() -> Vec<Arc<EvalNet>> {
 }
 
 /// Whether `--eval auto` uses the shipped network for `rule` (the gate's verdict, recorded
-/// in docs/players.md).
+/// in docs/players.md): under no rule yet, the shipped freestyle network lost its gate
+/// against the pattern evaluation.
 pub fn default_for(_rule: Rule) -> bool {
     false
 }
 
 static SHIPPED: Lazy<Vec<Arc<EvalNet>>> = Lazy::new(|| {
-    let files: &[(&str, &[u8])] = &[];
+    let files: &[(&str, &[u8])] = &[(
+        "gomoku_eval_freestyle.bin",
+        include_bytes!("../../../../weights/gomoku_eval_freestyle.bin"),
+    )];
     files
         .iter()
         .filter_map(|(name, b)| match EvalNet::from_bytes(b) {
@@ -908,6 +912,15 @@ mod tests {
         let mut h = g.clone();
         h.undo();
         assert_ne!(reference_sums(&net, &g), reference_sums(&net, &h));
+    }
+
+    /// The shipped freestyle network is built in and loads; `auto` does not choose it yet.
+    #[test]
+    fn the_shipped_network_loads() {
+        let nets = shipped();
+        assert_eq!(nets.len(), 1);
+        assert_eq!(nets[0].rule(), Rule::Freestyle);
+        assert!(!default_for(Rule::Freestyle));
     }
 
     /// The file round-trips, and every corruption is refused with a reason.
