@@ -64,10 +64,16 @@ fn a_weight_file_reaches_the_player_under_its_rule() {
     let (out, err, code) = play("net");
     assert_eq!(code, 0, "{err}");
     assert!(moved(&out), "{out}");
-    assert!(err.contains("evaluation network (freestyle, 32 channels"), "{err}");
+    assert!(
+        err.contains("evaluation network (freestyle, 32 channels"),
+        "{err}"
+    );
     let (out, err, code) = play("auto");
     assert_eq!(code, 0, "{err}");
-    assert!(moved(&out) && !err.contains("evaluation network ("), "{err}");
+    assert!(
+        moved(&out) && !err.contains("evaluation network ("),
+        "{err}"
+    );
     let (out, err, code) = play("classic");
     assert_eq!(code, 0, "{err}");
     assert!(
