@@ -10,8 +10,11 @@ use pcn::game::gomoku::{Gomoku, Rule};
 use pcn::game::{Game, Move};
 use pcn::search::gomoku::learn::evalnet::{Accumulator, EvalNet, Simd};
 
-/// One golden line: board, moves, value.
-fn parse(line: &str) -> Option<(usize, usize, Rule, Vec<(usize, usize)>, f32)> {
+/// One golden line: width, height, rule, moves (x, y), value.
+type Golden = (usize, usize, Rule, Vec<(usize, usize)>, f32);
+
+/// Reads one golden line.
+fn parse(line: &str) -> Option<Golden> {
     let (pos, v) = line.split_once(';')?;
     let mut it = pos.split_whitespace();
     let w = it.next()?.parse().ok()?;
