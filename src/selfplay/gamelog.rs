@@ -29,6 +29,7 @@ use std::sync::Mutex;
 
 use serde::{Deserialize, Serialize};
 
+use super::record::RecordError;
 use super::PlayedGame;
 use crate::game::Color;
 
@@ -87,28 +88,6 @@ impl std::fmt::Display for LogSetting {
     }
 }
 
-/// Errors of game logs.
-#[derive(Debug, thiserror::Error)]
-pub enum GameLogError {
-    /// Reading or writing failed.
-    #[error("{path}: {source}")]
-    Io {
-        /// The file.
-        path: String,
-        /// The cause.
-        source: std::io::Error,
-    },
-    /// The file holds something else than this run's games (another setting, or a complete
-    /// line that is no game); nothing was changed: give another file or the same options.
-    #[error("{path}: {reason}")]
-    Bad {
-        /// The file.
-        path: String,
-        /// What is wrong.
-        reason: String,
-    },
-}
-
 /// The result word of a winner.
 pub fn result_name(winner: Option<Color>) -> &'static str {
     match winner {
@@ -130,13 +109,13 @@ impl GameLog {
     /// Opens (or creates) the log at `path` for games of `setting`: reads the indices of the
     /// complete lines already there and cuts off a torn last line. A complete line that is not
     /// a game, or a game of another setting, is an error (the file is left as it was).
-    pub fn open(path: &Path, setting: &LogSetting) -> Result<GameLog, GameLogError> {
+    pub fn open(path: &Path, setting: &LogSetting) -> Result<GameLog, RecordError> {
         let shown = path.display().to_string();
-        let io = |source| GameLogError::Io {
+        let io = |source| RecordError::Io {
             path: shown.clone(),
             source,
         };
-        let bad = |reason: String| GameLogError::Bad {
+        let bad = |reason: String| RecordError::Bad {
             path: shown.clone(),
             reason,
         };
@@ -211,18 +190,18 @@ impl GameLog {
     }
 
     /// Appends `g`'s line in one write.
-    pub fn write(&self, g: &PlayedGame) -> Result<(), GameLogError> {
-        let mut text = serde_json::to_string(&self.line(g)).map_err(|e| GameLogError::Bad {
+    pub fn write(&self, g: &PlayedGame) -> Result<(), RecordError> {
+        let mut text = serde_json::to_string(&self.line(g)).map_err(|e| RecordError::Bad {
             path: self.path.clone(),
             reason: e.to_string(),
         })?;
         text.push('\n');
-        let mut f = self.file.lock().map_err(|_| GameLogError::Bad {
+        let mut f = self.file.lock().map_err(|_| RecordError::Bad {
             path: self.path.clone(),
             reason: "log writer poisoned".into(),
         })?;
         f.write_all(text.as_bytes())
-            .map_err(|source| GameLogError::Io {
+            .map_err(|source| RecordError::Io {
                 path: self.path.clone(),
                 source,
             })

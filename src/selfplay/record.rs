@@ -117,7 +117,8 @@ pub enum RecordError {
         /// The cause.
         source: std::io::Error,
     },
-    /// The file is not a record file of the expected kind.
+    /// The file is not a record file (or game log) of the expected kind, or holds another
+    /// run's data: nothing was changed.
     #[error("{path}: {reason}")]
     Bad {
         /// The file.

@@ -20,9 +20,9 @@
 //! the vector code (AVX2, AVX-512) and the scalar reference give the same bits.
 //!
 //! Why three points a side: a window of seven still holds every five-point shape whole (seen
-//! from its middle points), and the table (2 460 shapes) stays in the second-level cache; with
-//! four a side it had 43 923 shapes, megabytes, and a changed shape cost a trip to the
-//! third-level cache.
+//! from its middle points), and the table stays small enough for the second-level cache,
+//! which a wider window's table outgrows (every changed shape would then wait on a slower
+//! cache).
 
 use std::path::Path;
 use std::sync::Arc;
@@ -87,14 +87,13 @@ pub struct EvalNet {
     /// `NCODES x channels`, shape-major.
     table: Vec<i16>,
     bias: Vec<i16>,
-    w1: Vec<f32>,
     b1: Vec<f32>,
-    w2: Vec<f32>,
     b2: Vec<f32>,
     w3: Vec<f32>,
     b3: f32,
-    /// `w1` and `w2` transposed (input-major), the layout the head reads: each input adds
-    /// its column to all outputs at once.
+    /// The file's `W1` (`hidden x 2 channels`) and `W2` (`hidden x hidden`) transposed
+    /// (input-major), the layout the head reads: each input adds its column to all outputs
+    /// at once.
     w1t: Vec<f32>,
     w2t: Vec<f32>,
 }
@@ -243,9 +242,7 @@ impl EvalNet {
             w2t: transpose(&w2, hidden, hidden),
             table,
             bias,
-            w1,
             b1,
-            w2,
             b2,
             w3,
             b3,
@@ -266,7 +263,9 @@ impl EvalNet {
         for x in self.table.iter().chain(&self.bias) {
             b.extend_from_slice(&x.to_le_bytes());
         }
-        let floats = [&self.w1, &self.b1, &self.w2, &self.b2, &self.w3];
+        let w1 = transpose(&self.w1t, 2 * self.channels, self.hidden);
+        let w2 = transpose(&self.w2t, self.hidden, self.hidden);
+        let floats = [&w1, &self.b1, &w2, &self.b2, &self.w3];
         for x in floats
             .into_iter()
             .flatten()
@@ -792,18 +791,18 @@ impl Accumulator {
     }
 }
 
-/// The sums of [`EvalNet::evaluate`] per view, for tests that hold the accumulator to it.
-pub fn reference_sums(net: &EvalNet, g: &Gomoku) -> [Vec<u16>; 2] {
-    let mut a = Accumulator::with_simd(Arc::new(net.clone()), Simd::Scalar);
-    a.reset(g);
-    a.sums()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::game::Move;
     use crate::util::Rng;
+
+    /// The sums of a fresh accumulator reset on `g` (scalar), per view.
+    fn reference_sums(net: &EvalNet, g: &Gomoku) -> [Vec<u16>; 2] {
+        let mut a = Accumulator::with_simd(Arc::new(net.clone()), Simd::Scalar);
+        a.reset(g);
+        a.sums()
+    }
 
     /// The half-line ids cover 0..HALF_SHAPES exactly once per view and order over the
     /// keys that a board can hold (no point after the edge), and pairs are a bijection
