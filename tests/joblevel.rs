@@ -9,8 +9,9 @@
 //!   merged proof are exactly those of the run without the fault.
 //! - Killall-Go: each job's path is played on the root with its whole history and the
 //!   workers share one table keyed by position and history; the answers are checked against
-//!   exhaustive search, which applies situational superko on the real history. (No position
-//!   where two histories of the same stones have different values is among the tests yet.)
+//!   exhaustive search, which applies situational superko on the real history; two
+//!   histories of the same stones whose values differ through superko
+//!   ([`common::superko_pair`]) get their own answers from one shared table.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -219,6 +220,43 @@ fn killallgo_with_helpers_answers_and_proofs_check() {
     assert!(helper_jobs > 0, "no helper was ever sent");
     // The manager's tree is the root alone: the problem is never split by the manager.
     assert_eq!(tree_nodes, 1);
+}
+
+/// The same stones with White to move, reached through a ko capture (White's recapture
+/// repeats a position: Black wins) and directly (the recapture is legal: White wins). The
+/// job-level search, its table shared by the workers and kept from one solve to the next
+/// (no `clear`), answers each history for itself, in either order and for either prover,
+/// as exhaustive search does; every proof checks.
+#[test]
+fn superko_histories_never_share_a_result() {
+    let (through_ko, direct) = common::superko_pair();
+    assert_eq!(through_ko.hash(), direct.hash(), "the same stones");
+    assert_eq!(through_ko.to_move(), Color::White);
+    assert_eq!(direct.to_move(), Color::White);
+    let truth = |g: &KillallGo| {
+        Brute::new(1_000_000, no_key)
+            .wins(&mut g.clone(), Color::White)
+            .expect("exhaustive search finishes")
+    };
+    assert!(
+        !truth(&through_ko),
+        "through the ko White's recapture is barred"
+    );
+    assert!(truth(&direct), "without the ko White recaptures and lives");
+    for helpers in [false, true] {
+        let mut s = job_level::<KillallGo>(SolverKind::Fdfpn, 2, 5, helpers);
+        let limits = Limits::time(Duration::from_secs(20));
+        let order = [&through_ko, &direct, &through_ko, &direct];
+        for (i, g) in order.iter().enumerate() {
+            for prover in [Color::White, Color::Black] {
+                let t = truth(g) == (prover == Color::White);
+                let label =
+                    format!("superko pair, solve {i}, prover {prover:?}, helpers {helpers}");
+                let (r, _) = check(s.as_mut(), g, prover, &limits, t, &label);
+                assert_ne!(r, SolveResult::Unknown, "{label}: not solved");
+            }
+        }
+    }
 }
 
 /// A solver that panics in its `n`-th solve over all workers (counted in `count`), and,

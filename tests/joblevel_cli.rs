@@ -206,3 +206,54 @@ fn gtp_pcn_solve_and_gomocup_solver_player_use_workers() {
     e.send("END\n");
     assert_eq!(e.wait(Duration::from_secs(30)), 0);
 }
+
+/// The same stones with White to move through two histories whose values differ by
+/// situational superko ([`common::superko_pair`]), as game records: `pcn solve` answers
+/// each from its own history, with one worker and with two (which share a table within a
+/// run: the two files are solved one after the other by the same workers), and the win's
+/// proof verifies (`--proof-dir` writes wins; the loss is checked by exhaustive search in
+/// tests/joblevel.rs).
+#[test]
+fn solve_reads_the_superko_history_of_each_record() {
+    let (through_ko, direct) = common::superko_pair();
+    let dir = tmp_dir("joblevel_cli_superko");
+    std::fs::write(
+        dir.join("1-through-ko.sgf"),
+        killallgo_record(&through_ko).to_sgf(),
+    )
+    .unwrap();
+    std::fs::write(dir.join("2-direct.sgf"), killallgo_record(&direct).to_sgf()).unwrap();
+    let d = dir.to_str().unwrap();
+    for workers in ["1", "2"] {
+        let proofs = tmp_dir(&format!("joblevel_cli_superko_proofs_{workers}"));
+        let p = proofs.to_str().unwrap();
+        let args = [
+            "--workers",
+            workers,
+            "--net",
+            "none",
+            "solve",
+            "--time",
+            "20",
+            "--job-nodes",
+            "5",
+            "--proof-dir",
+            p,
+            d,
+        ];
+        let (out, err, code) = run_pcn_text(&args, "", Duration::from_secs(120));
+        assert_eq!(code, 0, "{err}");
+        let l = lines(&out);
+        assert_eq!(l.len(), 2, "{out}");
+        // White is to move in both: a loss through the ko, a win without it.
+        assert_eq!(l[0]["result"], "loss", "{workers} workers: {}", l[0]);
+        assert_eq!(l[1]["result"], "win", "{workers} workers: {}", l[1]);
+        assert_eq!(l[1]["move"], "D1", "{workers} workers: {}", l[1]);
+        let files: Vec<&str> = l.iter().filter_map(|x| x["proof"].as_str()).collect();
+        assert_eq!(files.len(), 1, "a proof for the win: {out}");
+        let mut vargs = vec!["verify"];
+        vargs.extend(files);
+        let (vout, verr, code) = run_pcn_text(&vargs, "", Duration::from_secs(60));
+        assert_eq!(code, 0, "pcn verify rejected a proof:\n{vout}\n{verr}");
+    }
+}

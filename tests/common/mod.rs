@@ -416,3 +416,54 @@ pub fn max_diff(a: &[f32], b: &[f32]) -> f32 {
         .map(|(x, y)| (x - y).abs())
         .fold(0.0, f32::max)
 }
+
+/// Two 7x7 Killall-Go games that reach the same stones with White to move after Black's
+/// C1, whose values differ only through situational superko:
+///
+/// ```text
+///     A B C D E F G
+///  7  . X X X X X .
+///  6  X X X X X X X
+///  5  X . X X . X X
+///  4  X X X X X X X
+///  3  X X X X X X X
+///  2  O O O X X X X
+///  1  . O X . X X .
+/// ```
+///
+/// In the first, White's stone on D1 was the last stone placed and Black's C1 captured it:
+/// White's recapture at D1 would repeat the position after White's D1 with Black to move, so
+/// it is illegal, and Black wins. In the second, D1 was never played and C1 captured
+/// nothing: the recapture is legal, and White wins. Black's stones are placed first (White
+/// passing in between), then White's, so no two passes ever follow each other.
+pub fn superko_pair() -> (KillallGo, KillallGo) {
+    use pcn::game::edit::EditableGame;
+    let region = ["A1", "B1", "C1", "D1", "A2", "B2", "C2", "D2"];
+    let eyes = ["G1", "B5", "E5", "G7", "A7"];
+    let build = |whites: &[&str]| {
+        let mut g = KillallGo::new(Variant::Seven);
+        let mut play = |g: &mut KillallGo, s: &str, c: Color| {
+            let m = g.parse_gtp(s).expect("a 7x7 point");
+            g.play_as(m, c)
+                .unwrap_or_else(|e| panic!("setting up {s}: {e:?}"));
+            assert!(g.outcome().is_none(), "the game ended at {s}");
+        };
+        for r in 1..=7 {
+            for c in "ABCDEFG".chars() {
+                let s = format!("{c}{r}");
+                if !region.contains(&s.as_str()) && !eyes.contains(&s.as_str()) {
+                    play(&mut g, &s, Color::Black);
+                }
+            }
+        }
+        play(&mut g, "D2", Color::Black);
+        for s in whites {
+            play(&mut g, s, Color::White);
+        }
+        play(&mut g, "C1", Color::Black);
+        g
+    };
+    let through_ko = build(&["A2", "B2", "C2", "B1", "D1"]);
+    let direct = build(&["A2", "B2", "C2", "B1"]);
+    (through_ko, direct)
+}

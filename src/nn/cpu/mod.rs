@@ -17,7 +17,8 @@ pub(crate) mod pool;
 pub(crate) mod reference;
 pub(crate) mod winograd;
 
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, MutexGuard, TryLockError};
 
 use crate::nn::model::Model;
 use crate::nn::{Evaluator, NetInfo, NetKind, NetOutput, NnError};
@@ -110,6 +111,9 @@ struct Fast {
     blocks: Vec<(WinoConv, WinoConv)>,
 }
 
+/// Most lanes of a backend whose pool has one thread (one per concurrent caller).
+const MAX_LANES: usize = 64;
+
 /// Per-thread scratch.
 #[derive(Default)]
 struct ThreadScratch {
@@ -139,8 +143,22 @@ pub struct CpuBackend {
     fast: Option<Fast>,
     algo: ConvAlgo,
     pool: Pool,
-    scratch: Mutex<Scratch>,
+    /// Scratch for concurrent callers: one lane per caller that may evaluate at the same
+    /// time (several solver threads share one backend). With a pool of several threads
+    /// there is one lane, since the pool runs one evaluation at a time.
+    lanes: Vec<Lane>,
+    /// Where the next caller starts looking for a free lane.
+    next_lane: AtomicUsize,
+    /// Per-thread scratch of the pool's threads (a pool of several threads; lane 0).
     per_thread: Vec<Mutex<ThreadScratch>>,
+}
+
+/// One caller's scratch: the shared buffers and, where the pool has one thread (the
+/// caller's own), that thread's scratch.
+#[derive(Default)]
+struct Lane {
+    scratch: Mutex<Scratch>,
+    own: Mutex<ThreadScratch>,
 }
 
 /// A raw pointer that may cross threads: each thread writes a disjoint part of the
@@ -206,15 +224,42 @@ impl CpuBackend {
         let per_thread = (0..pool.threads())
             .map(|_| Mutex::new(ThreadScratch::default()))
             .collect();
+        // Buffers grow at first use, so an unused lane costs nothing.
+        let lanes = if pool.threads() == 1 {
+            std::thread::available_parallelism().map_or(1, |n| n.get().min(MAX_LANES))
+        } else {
+            1
+        };
         Ok(CpuBackend {
             info: model.info.clone(),
             net,
             fast,
             algo,
             pool,
-            scratch: Mutex::new(Scratch::default()),
+            lanes: (0..lanes).map(|_| Lane::default()).collect(),
+            next_lane: AtomicUsize::new(0),
             per_thread,
         })
+    }
+
+    /// A free lane and its locked scratch; when every lane is busy, waits for one.
+    fn lane(&self) -> Result<(&Lane, MutexGuard<'_, Scratch>), NnError> {
+        let poisoned = || NnError::Failed("cpu backend scratch poisoned by a panic".into());
+        let n = self.lanes.len();
+        let start = self.next_lane.fetch_add(1, Ordering::Relaxed) % n;
+        for k in 0..n {
+            let lane = &self.lanes[(start + k) % n];
+            match lane.scratch.try_lock() {
+                Ok(g) => return Ok((lane, g)),
+                Err(TryLockError::WouldBlock) => {}
+                Err(TryLockError::Poisoned(_)) => return Err(poisoned()),
+            }
+        }
+        let lane = &self.lanes[start];
+        lane.scratch
+            .lock()
+            .map(|g| (lane, g))
+            .map_err(|_| poisoned())
     }
 
     /// Threads used per evaluation.
@@ -265,6 +310,7 @@ impl CpuBackend {
     fn forward_fast(
         &self,
         f: &Fast,
+        own: &Mutex<ThreadScratch>,
         s: &mut Scratch,
         input: &[f32],
         batch: usize,
@@ -322,9 +368,8 @@ impl CpuBackend {
         let job = |tid: usize| {
             // A poisoned lock only means an earlier call panicked; the scratch content is
             // rewritten before use anyway.
-            let mut ts = self.per_thread[tid]
-                .lock()
-                .unwrap_or_else(|e| e.into_inner());
+            let ts = if nth == 1 { own } else { &self.per_thread[tid] };
+            let mut ts = ts.lock().unwrap_or_else(|e| e.into_inner());
             let ts = &mut *ts;
             if ts.v.len() < scratch_len {
                 ts.v.resize(scratch_len, 0.0);
@@ -462,12 +507,12 @@ impl Evaluator for CpuBackend {
         if batch == 0 {
             return Ok(());
         }
-        let mut guard = self
-            .scratch
-            .lock()
-            .map_err(|_| NnError::Failed("cpu backend scratch poisoned by a panic".into()))?;
+        let lane = self.lane()?;
+        let (own, mut guard) = (&lane.0.own, lane.1);
         match &self.fast {
-            Some(f) if batch <= SUB_BATCH => self.forward_fast(f, &mut guard, input, batch, out),
+            Some(f) if batch <= SUB_BATCH => {
+                self.forward_fast(f, own, &mut guard, input, batch, out)
+            }
             Some(f) => {
                 // Large batches run SUB_BATCH positions at a time: the activations of a
                 // whole batch of 64 (2-5 MB per buffer) would not stay in cache.
@@ -478,7 +523,14 @@ impl Evaluator for CpuBackend {
                 let mut res = Ok(());
                 while b0 < batch && res.is_ok() {
                     let b1 = (b0 + SUB_BATCH).min(batch);
-                    res = self.forward_fast(f, s, &input[b0 * len..b1 * len], b1 - b0, &mut part);
+                    res = self.forward_fast(
+                        f,
+                        own,
+                        s,
+                        &input[b0 * len..b1 * len],
+                        b1 - b0,
+                        &mut part,
+                    );
                     out.policy[b0 * a..b1 * a].copy_from_slice(&part.policy);
                     if bins == 0 {
                         out.value[b0..b1].copy_from_slice(&part.value);
@@ -632,6 +684,52 @@ mod tests {
     /// The AVX-512 and AVX2 kernels agree on the same inputs (1e-4 on logits): 64-wide
     /// layers (the 6×64 AVX-512 block), 32-wide, and a width the AVX-512 kernels hand to
     /// AVX2 (24). Skipped, with a notice, on a CPU without AVX-512.
+    /// Several threads evaluating on one single-threaded backend at once (the job-level
+    /// workers share one) each get exactly the outputs of evaluating alone; the backend has
+    /// a lane per core (one where its pool has several threads).
+    #[test]
+    fn concurrent_callers_get_their_own_outputs() {
+        let model = random_model(NetGame::KillallGo, 9, 16, 1, NetKind::Pcn { bins: 20 }, 7);
+        let be = CpuBackend::new(&model, 1).expect("backend");
+        assert_eq!(be.threads(), 1);
+        let len = model.info.input_len();
+        let mut rng = Rng::new(5);
+        let inputs: Vec<Vec<f32>> = (0..4)
+            .map(|i| {
+                (0..(i + 1) * len)
+                    .map(|_| if rng.below(3) == 0 { 1.0 } else { 0.0 })
+                    .collect()
+            })
+            .collect();
+        let alone: Vec<NetOutput> = inputs
+            .iter()
+            .enumerate()
+            .map(|(i, x)| {
+                let mut o = NetOutput::default();
+                be.evaluate(x, i + 1, &mut o).expect("eval");
+                o
+            })
+            .collect();
+        std::thread::scope(|sc| {
+            for (i, x) in inputs.iter().enumerate() {
+                let (be, want) = (&be, &alone[i]);
+                sc.spawn(move || {
+                    let mut o = NetOutput::default();
+                    for _ in 0..200 {
+                        be.evaluate(x, i + 1, &mut o).expect("eval");
+                        assert_eq!(o.policy, want.policy, "caller {i}: policy");
+                        assert_eq!(o.black_v, want.black_v, "caller {i}: black");
+                        assert_eq!(o.white_v, want.white_v, "caller {i}: white");
+                    }
+                });
+            }
+        });
+        let lanes = std::thread::available_parallelism().map_or(1, |n| n.get().min(MAX_LANES));
+        assert_eq!(be.lanes.len(), lanes);
+        // A backend whose pool has several threads runs one evaluation at a time.
+        assert_eq!(CpuBackend::new(&model, 2).expect("backend").lanes.len(), 1);
+    }
+
     #[test]
     fn avx512_matches_avx2() {
         if Simd::detect() < Simd::Avx512 {
