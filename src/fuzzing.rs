@@ -426,9 +426,12 @@ pub fn option_parsers(data: &[u8]) {
     );
 }
 
+/// A harness: its name and the function that runs one input.
+pub type Harness = (&'static str, fn(&[u8]));
+
 /// The harnesses by name, as the fuzz targets and the replay test call them. The name is
 /// also the fuzz target's and the corpus folder's (`fuzz/corpus/NAME`).
-pub const HARNESSES: &[(&str, fn(&[u8]))] = &[
+pub const HARNESSES: &[Harness] = &[
     ("gomocup", gomocup_session),
     ("gtp", gtp_session),
     ("sgf", sgf_reader),

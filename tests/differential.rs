@@ -56,6 +56,7 @@ struct Tally {
 }
 
 /// Solves `g` for `prover` with every solver and checks each answer against `truth`.
+#[allow(clippy::too_many_arguments)]
 fn check_all<G: SolverGame>(
     g: &G,
     prover: Color,
@@ -131,7 +132,7 @@ fn every_solver_agrees_with_exhaustive_search_on_random_positions() {
         round += 1;
         let s = rng.next_u64();
         // Two positions in three Gomoku, one Killall-Go.
-        if round % 3 != 0 {
+        if !round.is_multiple_of(3) {
             let (rule, size, stones) = gomoku_sets[rng.below(gomoku_sets.len())];
             for mut g in gomoku_positions(size, rule, stones, 1, s) {
                 let prover = if rng.below(2) == 0 {

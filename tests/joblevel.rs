@@ -21,7 +21,9 @@ use pcn::game::gomoku::{Gomoku, Rule};
 use pcn::game::killallgo::KillallGo;
 use pcn::game::{Color, Game, Move};
 use pcn::search::joblevel::threads::{ThreadTransport, WorkerFactory};
-use pcn::search::joblevel::{Job, JobLevel, JobOptions, JobStats, Transport, TransportEvent};
+use pcn::search::joblevel::{
+    Job, JobLevel, JobMode, JobOptions, JobStats, Transport, TransportEvent,
+};
 use pcn::search::registry::{self, SolverChoice, SolverKind};
 use pcn::search::solver::{
     ProofTree, SolveEvent, SolveOutcome, SolveResult, Solver, SolverGame, SolverOptions,
@@ -32,20 +34,20 @@ mod common;
 
 use common::{gomoku_key, no_key, Brute};
 
-/// A job-level solver with `workers` threads and jobs of `job_nodes` nodes; `helpers`:
-/// helper mode, else the manager's own split (JL-PNS).
+/// A job-level solver with `workers` threads and jobs of `job_nodes` nodes, dividing the
+/// problem by `mode`.
 fn job_level<G: SolverGame>(
     kind: SolverKind,
     workers: usize,
     job_nodes: u64,
-    helpers: bool,
+    mode: JobMode,
 ) -> Box<dyn Solver<G>> {
     let mut opts = SolverOptions::with_memory(8 << 20);
     opts.jobs = JobOptions {
         workers,
         job_nodes,
         growth: 0,
-        helpers,
+        mode,
         ..JobOptions::default()
     };
     registry::build::<G>(SolverChoice::Kind(kind), &opts, None).expect("job-level solver")
@@ -99,7 +101,7 @@ fn gomoku_answers_and_merged_proofs_check() {
         (SolverKind::Fdfpn, true, 1_000),
         (SolverKind::Mcts, false, 1_000),
     ] {
-        let mut s = job_level::<Gomoku>(kind, 3, job_nodes, false);
+        let mut s = job_level::<Gomoku>(kind, 3, job_nodes, JobMode::Split);
         for (i, g) in positions.iter().enumerate() {
             let prover = g.to_move();
             let mut brute = Brute::new(2_000_000, gomoku_key);
@@ -145,7 +147,7 @@ fn gomoku_answers_and_merged_proofs_check() {
 fn killallgo_answers_and_merged_proofs_check() {
     let positions = common::killallgo_positions(70, 40, 5);
     let (mut solved, mut split, mut wins, mut checked) = (0, 0, 0, 0);
-    let mut s = job_level::<KillallGo>(SolverKind::Fdfpn, 2, 30, false);
+    let mut s = job_level::<KillallGo>(SolverKind::Fdfpn, 2, 30, JobMode::Split);
     for (i, g) in positions.iter().enumerate() {
         for prover in [Color::White, Color::Black] {
             let mut brute = Brute::new(300_000, no_key);
@@ -186,14 +188,14 @@ fn killallgo_answers_and_merged_proofs_check() {
     );
 }
 
-/// Helper mode (`--job-helpers on`): one worker on the whole problem, the other below the
+/// Helper mode (`--job-mode helpers`): one worker on the whole problem, the other below the
 /// opponent's nodes on its path, both on one table. The answers agree with exhaustive
 /// search, every win's proof (the whole-problem worker's, from the shared table) checks,
 /// the reported move is the proof's, and helpers were sent.
 #[test]
 fn killallgo_with_helpers_answers_and_proofs_check() {
     let positions = common::killallgo_positions(70, 24, 5);
-    let mut s = job_level::<KillallGo>(SolverKind::Fdfpn, 2, 30, true);
+    let mut s = job_level::<KillallGo>(SolverKind::Fdfpn, 2, 30, JobMode::Helpers);
     let (mut solved, mut checked, mut helper_jobs, mut tree_nodes) = (0, 0, 0, 0);
     for (i, g) in positions.iter().enumerate() {
         for prover in [Color::White, Color::Black] {
@@ -222,6 +224,43 @@ fn killallgo_with_helpers_answers_and_proofs_check() {
     assert_eq!(tree_nodes, 1);
 }
 
+/// Shared mode (`--job-mode shared`, the default): every worker on the whole problem from
+/// its root, one table, each steering away from the other's path. The answers agree with
+/// exhaustive search, every win's proof checks, the reported move is the proof's, both
+/// workers got the problem, and the manager's tree is the root alone.
+#[test]
+fn killallgo_shared_answers_and_proofs_check() {
+    let positions = common::killallgo_positions(70, 24, 7);
+    let mut s = job_level::<KillallGo>(SolverKind::Fdfpn, 2, 30, JobMode::Shared);
+    let (mut solved, mut checked, mut both, mut tree_nodes, mut helper_jobs) = (0, 0, 0, 0, 0);
+    for (i, g) in positions.iter().enumerate() {
+        for prover in [Color::White, Color::Black] {
+            let mut brute = Brute::new(300_000, no_key);
+            let Some(truth) = brute.wins(&mut g.clone(), prover) else {
+                continue;
+            };
+            checked += 1;
+            s.clear();
+            let label = format!("killallgo 7x7 #{i} prover {prover:?} shared");
+            let limits = Limits::time(Duration::from_secs(20));
+            let (r, st) = check(s.as_mut(), g, prover, &limits, truth, &label);
+            both += (st.jobs >= 2) as usize;
+            tree_nodes = tree_nodes.max(st.tree_nodes);
+            helper_jobs += st.helper_jobs;
+            solved += (r != SolveResult::Unknown) as usize;
+        }
+    }
+    eprintln!("shared: {checked} brute-forced, {solved} solved, {both} sent to both workers");
+    assert!(checked >= 12, "too few positions: {checked}");
+    assert!(
+        solved * 10 >= checked * 8,
+        "solved only {solved} of {checked}"
+    );
+    assert!(both > 0, "the problem never went to both workers");
+    assert_eq!(tree_nodes, 1, "the manager does not split in shared mode");
+    assert_eq!(helper_jobs, 0);
+}
+
 /// The same stones with White to move, reached through a ko capture (White's recapture
 /// repeats a position: Black wins) and directly (the recapture is legal: White wins). The
 /// job-level search, its table shared by the workers and kept from one solve to the next
@@ -243,15 +282,14 @@ fn superko_histories_never_share_a_result() {
         "through the ko White's recapture is barred"
     );
     assert!(truth(&direct), "without the ko White recaptures and lives");
-    for helpers in [false, true] {
-        let mut s = job_level::<KillallGo>(SolverKind::Fdfpn, 2, 5, helpers);
+    for mode in [JobMode::Split, JobMode::Helpers, JobMode::Shared] {
+        let mut s = job_level::<KillallGo>(SolverKind::Fdfpn, 2, 5, mode);
         let limits = Limits::time(Duration::from_secs(20));
         let order = [&through_ko, &direct, &through_ko, &direct];
         for (i, g) in order.iter().enumerate() {
             for prover in [Color::White, Color::Black] {
                 let t = truth(g) == (prover == Color::White);
-                let label =
-                    format!("superko pair, solve {i}, prover {prover:?}, helpers {helpers}");
+                let label = format!("superko pair, solve {i}, prover {prover:?}, {mode}");
                 let (r, _) = check(s.as_mut(), g, prover, &limits, t, &label);
                 assert_ne!(r, SolveResult::Unknown, "{label}: not solved");
             }
@@ -338,7 +376,7 @@ fn faulty_job_level(
             workers,
             job_nodes: 40,
             growth: 0,
-            helpers: false,
+            mode: JobMode::Split,
             ..JobOptions::default()
         },
         Box::new(transport),

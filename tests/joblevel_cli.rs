@@ -41,47 +41,69 @@ fn killallgo_problems(name: &str) -> (std::path::PathBuf, Vec<bool>) {
 #[test]
 fn solve_with_workers_writes_merged_proofs_that_verify() {
     let (dir, truths) = killallgo_problems("joblevel_cli_kag");
-    let proofs = tmp_dir("joblevel_cli_kag_proofs");
     let d = dir.to_str().unwrap();
-    let p = proofs.to_str().unwrap();
     let base = ["--net", "none", "solve", "--time", "20", d];
     let (one, _, code) = run_pcn_text(&base, "", Duration::from_secs(300));
     assert_eq!(code, 0);
     let one = lines(&one);
-    let mut args = vec!["--workers", "2", "--net", "none", "solve", "--time", "20"];
-    args.extend(["--job-nodes", "200", "--proof-dir", p, d]);
-    let (two, err, code) = run_pcn_text(&args, "", Duration::from_secs(300));
-    assert_eq!(code, 0, "{err}");
-    let two = lines(&two);
-    assert_eq!(one.len(), 8);
-    assert_eq!(two.len(), 8);
-    let mut proof_files = Vec::new();
-    for (i, ((a, b), truth)) in one.iter().zip(&two).zip(&truths).enumerate() {
-        assert!(a.get("jobs").is_none(), "one worker runs no manager: {a}");
-        let jobs = b
-            .get("jobs")
-            .unwrap_or_else(|| panic!("no jobs object: {b}"));
-        assert_eq!(jobs["workers"], 2, "{b}");
-        assert_eq!(b["solver"], "fdfpn", "{b}");
-        let want = if *truth { "win" } else { "loss" };
-        assert_eq!(a["result"], want, "problem {}: {a}", i + 1);
-        assert_eq!(b["result"], want, "problem {}: {b}", i + 1);
-        if *truth {
-            let f = b["proof"]
-                .as_str()
-                .unwrap_or_else(|| panic!("no proof: {b}"));
-            proof_files.push(f.to_string());
+    // The manager's split (merged proofs of many jobs), and the default shared mode (each
+    // worker on the whole problem; the proof is the finishing worker's).
+    for mode in ["split", "shared"] {
+        let proofs = tmp_dir(&format!("joblevel_cli_kag_proofs_{mode}"));
+        let p = proofs.to_str().unwrap();
+        let mut args = vec!["--workers", "2", "--net", "none", "solve", "--time", "20"];
+        args.extend([
+            "--job-mode",
+            mode,
+            "--job-nodes",
+            "200",
+            "--proof-dir",
+            p,
+            d,
+        ]);
+        let (two, err, code) = run_pcn_text(&args, "", Duration::from_secs(300));
+        assert_eq!(code, 0, "{err}");
+        let two = lines(&two);
+        assert_eq!(one.len(), 8);
+        assert_eq!(two.len(), 8);
+        let mut proof_files = Vec::new();
+        for (i, ((a, b), truth)) in one.iter().zip(&two).zip(&truths).enumerate() {
+            assert!(a.get("jobs").is_none(), "one worker runs no manager: {a}");
+            let jobs = b
+                .get("jobs")
+                .unwrap_or_else(|| panic!("no jobs object: {b}"));
+            assert_eq!(jobs["workers"], 2, "{b}");
+            assert_eq!(b["solver"], "fdfpn", "{b}");
+            let want = if *truth { "win" } else { "loss" };
+            assert_eq!(a["result"], want, "problem {}: {a}", i + 1);
+            assert_eq!(b["result"], want, "{mode}, problem {}: {b}", i + 1);
+            if *truth {
+                let f = b["proof"]
+                    .as_str()
+                    .unwrap_or_else(|| panic!("no proof: {b}"));
+                proof_files.push(f.to_string());
+            }
         }
+        if mode == "split" {
+            assert!(
+                two.iter()
+                    .any(|b| b["jobs"]["sent"].as_u64().unwrap_or(0) > 2),
+                "no problem was spread over several jobs"
+            );
+        } else {
+            assert!(
+                two.iter().all(|b| b["jobs"]["tree_nodes"] == 1),
+                "the manager split in shared mode"
+            );
+        }
+        let mut vargs = vec!["verify"];
+        vargs.extend(proof_files.iter().map(|s| s.as_str()));
+        let (out, err, code) = run_pcn_text(&vargs, "", Duration::from_secs(120));
+        assert_eq!(
+            code, 0,
+            "{mode}: pcn verify rejected a proof:\n{out}\n{err}"
+        );
     }
-    assert!(
-        two.iter()
-            .any(|b| b["jobs"]["sent"].as_u64().unwrap_or(0) > 2),
-        "no problem was spread over several jobs"
-    );
-    let mut vargs = vec!["verify"];
-    vargs.extend(proof_files.iter().map(|s| s.as_str()));
-    let (out, err, code) = run_pcn_text(&vargs, "", Duration::from_secs(120));
-    assert_eq!(code, 0, "pcn verify rejected a merged proof:\n{out}\n{err}");
 }
 
 #[test]

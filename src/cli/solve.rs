@@ -129,11 +129,12 @@ pub struct SolveArgs {
     #[arg(long, default_value_t = crate::search::joblevel::DEFAULT_SPLIT_AFTER)]
     pub job_split: u32,
     /// With several workers whose solver keeps one table for all of them (DFPN, focused
-    /// DFPN): one worker searches the whole problem and the others help it below the
-    /// opponent's nodes on its path (on), or the manager splits the problem by its own tree
-    /// (off; always so with `--nodes`) (on|off).
-    #[arg(long, default_value = if crate::search::joblevel::DEFAULT_HELPERS { "on" } else { "off" })]
-    pub job_helpers: OnOff,
+    /// DFPN), how they divide the problem: `shared` (each searches it all from the root,
+    /// steering away from the others' paths), `helpers` (one searches it all, the others help
+    /// below the opponent's nodes on its path) or `split` (the manager splits it by its own
+    /// tree; always so with `--nodes` and for workers in other processes).
+    #[arg(long, default_value_t = crate::search::joblevel::DEFAULT_MODE)]
+    pub job_mode: crate::search::joblevel::JobMode,
     /// Transposition-table memory in bytes (the global `--memory`, default
     /// [`crate::search::DEFAULT_MEMORY_BYTES`]).
     #[arg(skip)]
@@ -294,7 +295,7 @@ pub struct JobsRecord {
     pub lost_workers: u64,
     /// Nodes of the manager's tree.
     pub tree_nodes: u64,
-    /// Jobs sent to helpers (`--job-helpers on`).
+    /// Jobs sent to helpers (`--job-mode helpers`).
     pub helper_jobs: u64,
     /// Share of the workers' time spent on jobs.
     pub busy: f64,
@@ -630,7 +631,7 @@ pub(crate) fn options(
             top_k: args.job_top,
             growth: args.job_growth,
             split_after: args.job_split,
-            helpers: args.job_helpers.is_on(),
+            mode: args.job_mode,
             // Sub-proofs only when a proof file is wanted: building them costs the workers'
             // time.
             proofs: args.proof_dir.is_some(),

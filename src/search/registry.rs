@@ -216,11 +216,12 @@ fn build_job_level<G: SolverGame>(
         }
     }
     let worker_net = net.clone();
-    let factory: WorkerFactory<G> = Arc::new(move |_index, memory, share| {
+    let factory: WorkerFactory<G> = Arc::new(move |index, memory, share| {
         let mut o = inner.clone();
         if share && sharing {
             o.common.memory_bytes = memory;
             o.common.table_group = Some(group.clone());
+            o.common.group_member = index;
         } else {
             o.common.memory_bytes = (memory / workers).max(1 << 20);
         }

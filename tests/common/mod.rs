@@ -442,7 +442,7 @@ pub fn superko_pair() -> (KillallGo, KillallGo) {
     let eyes = ["G1", "B5", "E5", "G7", "A7"];
     let build = |whites: &[&str]| {
         let mut g = KillallGo::new(Variant::Seven);
-        let mut play = |g: &mut KillallGo, s: &str, c: Color| {
+        let play = |g: &mut KillallGo, s: &str, c: Color| {
             let m = g.parse_gtp(s).expect("a 7x7 point");
             g.play_as(m, c)
                 .unwrap_or_else(|e| panic!("setting up {s}: {e:?}"));

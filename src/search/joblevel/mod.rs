@@ -64,12 +64,57 @@ pub struct JobOptions {
     /// [`Solver::proof_tree`] of the whole problem; off saves the extraction time when no
     /// proof is wanted).
     pub proofs: bool,
-    /// Where the workers keep one table for all of them ([`Transport::peek`]): one worker
-    /// searches the whole problem and the others are *helpers*, sent below the opponent's
-    /// nodes on its path, to the replies it has not reached yet (all of them are needed if
-    /// the path holds). Otherwise, and in deterministic mode, the manager splits the
-    /// problem by its own tree (JL-PNS).
-    pub helpers: bool,
+    /// How the workers divide the problem where they keep one table for all of them
+    /// ([`Transport::peek`]); elsewhere, and in deterministic mode, the manager splits it by
+    /// its own tree ([`JobMode::Split`]).
+    pub mode: JobMode,
+}
+
+/// How the job-level workers divide one problem (see [`JobOptions::mode`]).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum JobMode {
+    /// Every worker searches the whole problem from its root on the shared table, each
+    /// steering away from the children the others are in near the root (virtual proof
+    /// numbers, [`crate::search::solver::tt::TableGroup`]); the first to finish answers.
+    Shared,
+    /// One worker searches the whole problem and the others are *helpers*, sent below the
+    /// opponent's nodes on its path, to the replies it has not reached yet (all of them are
+    /// needed if the path holds).
+    Helpers,
+    /// The manager grows the top of the tree and sends its frontier as jobs (JL-PNS).
+    Split,
+}
+
+impl JobMode {
+    /// The mode's name in options (`shared`, `helpers`, `split`).
+    pub fn name(self) -> &'static str {
+        match self {
+            JobMode::Shared => "shared",
+            JobMode::Helpers => "helpers",
+            JobMode::Split => "split",
+        }
+    }
+}
+
+impl std::str::FromStr for JobMode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "shared" => Ok(JobMode::Shared),
+            "helpers" => Ok(JobMode::Helpers),
+            "split" => Ok(JobMode::Split),
+            _ => Err(format!(
+                "expected shared, helpers or split, not '{}'",
+                s.chars().take(32).collect::<String>()
+            )),
+        }
+    }
+}
+
+impl std::fmt::Display for JobMode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
 }
 
 impl Default for JobOptions {
@@ -81,7 +126,7 @@ impl Default for JobOptions {
             growth: DEFAULT_GROWTH,
             split_after: DEFAULT_SPLIT_AFTER,
             proofs: true,
-            helpers: DEFAULT_HELPERS,
+            mode: DEFAULT_MODE,
         }
     }
 }
@@ -97,8 +142,9 @@ pub const DEFAULT_GROWTH: u64 = 8;
 /// docs/notebook/2026-12-01-job-level.md).
 pub const DEFAULT_SPLIT_AFTER: u32 = 2;
 
-/// Default of [`JobOptions::helpers`].
-pub const DEFAULT_HELPERS: bool = true;
+/// Default of [`JobOptions::mode`] (docs/solving.md, "Several workers", has the
+/// measurements).
+pub const DEFAULT_MODE: JobMode = JobMode::Shared;
 
 /// How deep a helper's position may be below the problem root.
 const HELPER_DEPTH: usize = 64;
@@ -399,18 +445,20 @@ impl<G: SolverGame> Solver<G> for JobLevel<G> {
             in_flight: Vec::new(),
             deterministic: limits.nodes.is_some(),
             prover,
-            helper_mode: false,
+            mode: JobMode::Split,
             leader: None,
             helper_paths: Vec::new(),
         };
         let began = run.transport.begin(game, prover);
         if began.is_ok() {
-            run.helper_mode = self.opts.helpers
-                && !run.deterministic
+            let shared_table = !run.deterministic
                 && run.transport.workers() > 1
                 && !run.tree.solved()
                 && run.transport.peek(&[]).is_some();
-            if !run.helper_mode {
+            if shared_table {
+                run.mode = self.opts.mode;
+            }
+            if run.mode == JobMode::Split {
                 run.tree.expand_root(run.heuristic);
             }
             run.main_loop(on_event);
@@ -512,8 +560,9 @@ struct Run<'a, G: SolverGame> {
     /// Lockstep rounds with fresh workers: the answer does not depend on timing.
     deterministic: bool,
     prover: Color,
-    /// One worker on the whole problem, the others helping it ([`JobOptions::helpers`]).
-    helper_mode: bool,
+    /// How the workers divide this problem: [`JobOptions::mode`] where they share a table,
+    /// else [`JobMode::Split`].
+    mode: JobMode,
     /// The job on the whole problem (helper mode).
     leader: Option<u64>,
     /// The helpers' jobs and their positions.
@@ -616,6 +665,17 @@ impl<G: SolverGame> Run<'_, G> {
         self.stats.jobs += 1;
         self.stats.helper_jobs += 1;
         true
+    }
+
+    /// Shared mode: the whole problem, to the end, on every idle worker (the deadline, the
+    /// stop flag or the first answer cancels the others).
+    fn fill_shared(&mut self) {
+        while self.in_flight.len() < self.width() && !self.stopped() && !self.tree.solved() {
+            let budget = self.nodes_left();
+            if budget == 0 || !self.send(0, budget, None, 0, false) {
+                return;
+            }
+        }
     }
 
     /// Helper mode: the job on the whole problem when none is out, then a helper's job for
@@ -759,9 +819,10 @@ impl<G: SolverGame> Run<'_, G> {
 
     /// Sends jobs while workers are idle and positions are available.
     fn fill(&mut self) {
-        if self.helper_mode {
-            self.fill_helpers();
-            return;
+        match self.mode {
+            JobMode::Helpers => return self.fill_helpers(),
+            JobMode::Shared => return self.fill_shared(),
+            JobMode::Split => {}
         }
         let mut slot = 0;
         while self.in_flight.len() < self.width() && !self.stopped() {
@@ -830,7 +891,7 @@ impl<G: SolverGame> Run<'_, G> {
             }
             // An idle helper looks again soon: the table it is placed by fills as the
             // whole-problem search goes.
-            let poll = if self.helper_mode && self.in_flight.len() < self.width() {
+            let poll = if self.mode == JobMode::Helpers && self.in_flight.len() < self.width() {
                 Duration::from_millis(5)
             } else {
                 Duration::from_millis(100)
@@ -947,9 +1008,9 @@ impl<G: SolverGame> Run<'_, G> {
         match result {
             SolveResult::Unknown => {
                 self.stats.unknown += 1;
-                if self.stopped() || self.helper_mode {
-                    // Cancelled at the end: nothing to learn, no expansion. (In helper mode
-                    // the whole problem simply goes out again.)
+                if self.stopped() || self.mode != JobMode::Split {
+                    // Cancelled at the end: nothing to learn, no expansion. (In the shared and
+                    // helper modes the whole problem simply goes out again.)
                     return;
                 }
                 let split = self.opts.split_after;

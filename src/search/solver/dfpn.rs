@@ -158,6 +158,13 @@ pub struct Dfpn<G: SolverGame> {
     root_depth: usize,
     /// The root's thresholds ([`Solver::set_thresholds`]).
     thresholds: (u64, u64),
+    /// Steering in this search: a member of a table group solving the problem from its
+    /// root publishes its path and steers away from the other members' (see [`tt::Paths`]).
+    steer: bool,
+    /// The moves from the root to the node being searched (steering, first plies only).
+    path: Vec<Move>,
+    /// Scratch: the children the other members are in.
+    busy: Vec<Move>,
 }
 
 struct Ctx<'a, 'b> {
@@ -209,6 +216,9 @@ impl<G: SolverGame> Dfpn<G> {
             kid_eval: Vec::new(),
             root_depth: 0,
             thresholds: (INF, INF),
+            steer: false,
+            path: Vec::new(),
+            busy: Vec::new(),
         }
     }
 
@@ -458,7 +468,17 @@ impl<G: SolverGame> Dfpn<G> {
 
     /// The node's numbers from its children (window applied), plus the selected child and
     /// the second-best number among the window.
-    fn combine(&self, buf: &[Child], or: bool, ratio: f64) -> (u64, u64, usize, u64) {
+    ///
+    /// `busy` holds the children other workers are in (one entry per worker): each one
+    /// doubles a child's selection number for the choice of the child and of the second
+    /// best (virtual proof numbers); the node's own numbers stay the real ones.
+    fn combine(
+        &self,
+        buf: &[Child],
+        or: bool,
+        ratio: f64,
+        busy: &[Move],
+    ) -> (u64, u64, usize, u64) {
         let unsolved = buf.iter().filter(|c| c.pn != 0 && c.dn != 0).count();
         // A solved child decides at once where it can.
         if or {
@@ -480,6 +500,7 @@ impl<G: SolverGame> Dfpn<G> {
         let mut best_v = INF + 1;
         let mut second = INF;
         let mut sum: u64 = 0;
+        let mut real = INF + 1;
         let mut seen = 0;
         for (i, c) in buf.iter().enumerate() {
             if c.pn == 0 || c.dn == 0 {
@@ -491,6 +512,13 @@ impl<G: SolverGame> Dfpn<G> {
             seen += 1;
             let (sel, add) = if or { (c.pn, c.dn) } else { (c.dn, c.pn) };
             sum = (sum + add).min(INF - 1);
+            real = real.min(sel);
+            let others = busy.iter().filter(|&&m| m == c.mv).count() as u64;
+            let sel = if others > 0 && sel < INF {
+                sel.saturating_mul(1 + others).min(INF - 1)
+            } else {
+                sel
+            };
             if sel < best_v {
                 second = best_v.min(INF);
                 best_v = sel;
@@ -500,9 +528,9 @@ impl<G: SolverGame> Dfpn<G> {
             }
         }
         if or {
-            (best_v, sum, best, second)
+            (real, sum, best, second)
         } else {
-            (sum, best_v, best, second)
+            (sum, real, best, second)
         }
     }
 
@@ -541,7 +569,16 @@ impl<G: SolverGame> Dfpn<G> {
         let (mut pn, mut dn);
         let mut best;
         loop {
-            let (p, d, b, second) = self.combine(&buf, or, ratio);
+            let steer = self.steer && depth < tt::STEER_PLIES;
+            if steer {
+                if let Some(grp) = &self.common.table_group {
+                    let path = &self.path[..depth.min(self.path.len())];
+                    grp.paths()
+                        .others_at(self.common.group_member, path, &mut self.busy);
+                }
+            }
+            let busy = if steer { &self.busy[..] } else { &[] };
+            let (p, d, b, second) = self.combine(&buf, or, ratio, busy);
             pn = p;
             dn = d;
             best = b;
@@ -569,12 +606,24 @@ impl<G: SolverGame> Dfpn<G> {
                 let ctp = if tp >= INF { INF } else { tp - pn + c.pn };
                 (ctp, ctd)
             };
+            if steer {
+                self.path.truncate(depth);
+                self.path.push(c.mv);
+                if let Some(grp) = &self.common.table_group {
+                    grp.paths().enter(self.common.group_member, depth, c.mv);
+                }
+            }
             g.play_unchecked(c.mv);
             let saved = self.hist;
             self.hist = self.child_hist(g, saved);
             let (cp, cd) = self.mid(g, ctp, ctd, depth + 1, ctx);
             self.hist = saved;
             g.undo();
+            if steer {
+                if let Some(grp) = &self.common.table_group {
+                    grp.paths().leave(self.common.group_member, depth);
+                }
+            }
             buf[best].pn = cp;
             buf[best].dn = cd;
         }
@@ -691,9 +740,21 @@ impl<G: SolverGame> Solver<G> for Dfpn<G> {
         };
         let (mut pn, mut dn) = (1, 1);
         let (tp, td) = self.thresholds;
+        // Steering compares paths from the problem's root: only a search rooted there.
+        self.steer = self.common.table_group.is_some() && self.root_depth == 0;
+        self.path.clear();
+        if let Some(grp) = self.common.table_group.as_ref().filter(|_| self.steer) {
+            grp.paths().leave(self.common.group_member, 0);
+        }
         while pn != 0 && dn != 0 && pn < tp && dn < td && !ctx.budget.exhausted() {
             (pn, dn) = self.mid(&mut g, tp, td, 0, &mut ctx);
         }
+        if self.steer {
+            if let Some(grp) = &self.common.table_group {
+                grp.paths().leave(self.common.group_member, 0);
+            }
+        }
+        self.steer = false;
         let result = if pn == 0 {
             SolveResult::Win
         } else if dn == 0 {

@@ -41,6 +41,9 @@ pub struct CommonOptions {
     /// workers): the DFPN solvers use it, with [`CommonOptions::memory_bytes`] as the whole
     /// group's budget; the others keep tables of their own. `None`: a table of its own.
     pub table_group: Option<TableGroup>,
+    /// This solver's index among the members of [`CommonOptions::table_group`] (the
+    /// job-level worker), under which the others see where it searches.
+    pub group_member: usize,
 }
 
 impl Default for CommonOptions {
@@ -56,6 +59,7 @@ impl Default for CommonOptions {
             proof_search_nodes: 2_000_000,
             proof_max_nodes: 5_000_000,
             table_group: None,
+            group_member: 0,
         }
     }
 }

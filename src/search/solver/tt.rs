@@ -8,7 +8,7 @@
 //! The table keys ([`key`], [`history_key`]) and the solved status the tree solvers keep
 //! per node ([`UNKNOWN`], [`WIN`], [`LOSS`]) are declared here once for every solver.
 
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU16, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use super::SolverGame;
@@ -216,18 +216,105 @@ impl Slots {
     }
 }
 
+/// Plies below the root over which the members of a group see each other's paths.
+pub(crate) const STEER_PLIES: usize = 16;
+
+/// Members of a group whose paths are published (the job-level manager's most workers);
+/// members beyond it search without being seen.
+const PATH_MEMBERS: usize = 1024;
+
+/// Where each member of a [`TableGroup`] is searching near the root: the moves from the
+/// problem's root to the member's current node, for its first [`STEER_PLIES`] plies. A
+/// member whose search is rooted there steers away from the children the others are in
+/// (virtual proof numbers, as parallel DFPN does), so that members searching one problem
+/// from its root divide the work instead of repeating it. Written and read without locks:
+/// a stale or mixed read only misplaces a heuristic, never a result.
+pub(crate) struct Paths {
+    /// Per member: the path's length, then its moves.
+    members: Box<[[AtomicU16; STEER_PLIES + 1]]>,
+    /// One more than the largest member that published a path.
+    used: AtomicUsize,
+}
+
+impl Paths {
+    fn new() -> Paths {
+        Paths {
+            members: (0..PATH_MEMBERS)
+                .map(|_| std::array::from_fn(|_| AtomicU16::new(0)))
+                .collect(),
+            used: AtomicUsize::new(0),
+        }
+    }
+
+    /// Member `m` enters its child `mv` at ply `depth` (its path becomes `depth + 1` long).
+    #[inline]
+    pub(crate) fn enter(&self, m: usize, depth: usize, mv: Move) {
+        let (Some(p), true) = (self.members.get(m), depth < STEER_PLIES) else {
+            return;
+        };
+        if self.used.load(Ordering::Relaxed) <= m {
+            self.used.fetch_max(m + 1, Ordering::Relaxed);
+        }
+        p[1 + depth].store(mv, Ordering::Relaxed);
+        p[0].store(depth as u16 + 1, Ordering::Release);
+    }
+
+    /// Member `m` is back at ply `depth` (its path is `depth` long).
+    #[inline]
+    pub(crate) fn leave(&self, m: usize, depth: usize) {
+        if let (Some(p), true) = (self.members.get(m), depth <= STEER_PLIES) {
+            p[0].store(depth as u16, Ordering::Release);
+        }
+    }
+
+    /// Pushes to `out` the children that the other members are in at the node that
+    /// member `m` reached by `path` from the root (one entry per member).
+    pub(crate) fn others_at(&self, m: usize, path: &[Move], out: &mut Vec<Move>) {
+        out.clear();
+        let d = path.len();
+        if d >= STEER_PLIES {
+            return;
+        }
+        let used = self.used.load(Ordering::Relaxed).min(self.members.len());
+        for (o, p) in self.members[..used].iter().enumerate() {
+            if o == m || (p[0].load(Ordering::Acquire) as usize) <= d {
+                continue;
+            }
+            if path
+                .iter()
+                .enumerate()
+                .all(|(i, &mv)| p[1 + i].load(Ordering::Relaxed) == mv)
+            {
+                out.push(p[1 + d].load(Ordering::Relaxed));
+            }
+        }
+    }
+}
+
 /// A transposition table that several solvers in one process share: the job-level workers
 /// (threads) each hold a [`Tt`] made with the same group, so a position one of them has
 /// proven, or searched, is known to all. Its memory is one budget for the whole group.
 /// Sharing is sound because every key includes the prover and, where the game's results
 /// depend on it, the history (a result is never read for a position reached another way).
-#[derive(Clone, Default)]
-pub struct TableGroup(Arc<Mutex<Option<Arc<Slots>>>>);
+/// The group also carries where its members search ([`Paths`]).
+#[derive(Clone)]
+pub struct TableGroup(Arc<Mutex<Option<Arc<Slots>>>>, Arc<Paths>);
+
+impl Default for TableGroup {
+    fn default() -> Self {
+        TableGroup(Arc::default(), Arc::new(Paths::new()))
+    }
+}
 
 impl TableGroup {
     /// A new group with no table yet (the first member to search allocates it).
     pub fn new() -> TableGroup {
         TableGroup::default()
+    }
+
+    /// Where the group's members search.
+    pub(crate) fn paths(&self) -> &Paths {
+        &self.1
     }
 
     /// The group's slots: for a new budget `bytes`, the current ones if they were made for
@@ -521,6 +608,46 @@ mod tests {
         let mut own = Tt::lazy(1 << 16);
         own.ensure();
         assert!(own.get(7).is_none() && !own.shared());
+    }
+
+    #[test]
+    fn members_see_each_others_paths() {
+        let g = TableGroup::new();
+        let p = g.paths();
+        // Member 0 at [3, 7, 9], member 2 at [3, 8], member 1 looks.
+        for (d, mv) in [3, 7, 9].into_iter().enumerate() {
+            p.enter(0, d, mv);
+        }
+        p.enter(2, 0, 3);
+        p.enter(2, 1, 8);
+        let mut out = Vec::new();
+        p.others_at(1, &[], &mut out);
+        assert_eq!(out, vec![3, 3]);
+        p.others_at(1, &[3], &mut out);
+        assert_eq!(out, vec![7, 8]);
+        p.others_at(1, &[3, 7], &mut out);
+        assert_eq!(out, vec![9]);
+        p.others_at(1, &[3, 7, 9], &mut out);
+        assert!(out.is_empty(), "member 0 is at that node, not below it");
+        p.others_at(0, &[3], &mut out);
+        assert_eq!(out, vec![8], "a member does not see itself");
+        p.leave(0, 1);
+        p.others_at(1, &[3], &mut out);
+        assert_eq!(out, vec![8], "member 0 went back to ply 1");
+        p.leave(2, 0);
+        p.leave(0, 0);
+        p.others_at(1, &[], &mut out);
+        assert!(out.is_empty());
+        // Deeper than the published plies, and members past the room: nothing, no panic.
+        p.enter(0, STEER_PLIES, 1);
+        p.enter(PATH_MEMBERS + 3, 0, 1);
+        p.others_at(1, &[0; STEER_PLIES], &mut out);
+        assert!(out.is_empty());
+        // Clones share the paths.
+        let h = g.clone();
+        h.paths().enter(5, 0, 42);
+        g.paths().others_at(1, &[], &mut out);
+        assert_eq!(out, vec![42]);
     }
 
     /// Two threads writing the same buckets at once: whatever a reader finds for a key holds
