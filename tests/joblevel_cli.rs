@@ -232,9 +232,8 @@ fn gtp_pcn_solve_and_gomocup_solver_player_use_workers() {
 /// The same stones with White to move through two histories whose values differ by
 /// situational superko ([`common::superko_pair`]), as game records: `pcn solve` answers
 /// each from its own history, with one worker and with two (which share a table within a
-/// run: the two files are solved one after the other by the same workers), and the win's
-/// proof verifies (`--proof-dir` writes wins; the loss is checked by exhaustive search in
-/// tests/joblevel.rs).
+/// run: the two files are solved one after the other by the same workers); the win's proof
+/// and the proof of Black's win through the ko (`--prove black`) verify.
 #[test]
 fn solve_reads_the_superko_history_of_each_record() {
     let (through_ko, direct) = common::superko_pair();
@@ -273,6 +272,32 @@ fn solve_reads_the_superko_history_of_each_record() {
         assert_eq!(l[1]["move"], "D1", "{workers} workers: {}", l[1]);
         let files: Vec<&str> = l.iter().filter_map(|x| x["proof"].as_str()).collect();
         assert_eq!(files.len(), 1, "a proof for the win: {out}");
+        // The loss, proven for Black.
+        let ko = dir.join("1-through-ko.sgf");
+        let args = [
+            "--workers",
+            workers,
+            "--net",
+            "none",
+            "solve",
+            "--time",
+            "20",
+            "--prove",
+            "black",
+            "--proof-dir",
+            p,
+            ko.to_str().unwrap(),
+        ];
+        let (out, err, code) = run_pcn_text(&args, "", Duration::from_secs(120));
+        assert_eq!(code, 0, "{err}");
+        let b = lines(&out).remove(0);
+        assert_eq!(
+            b["result"], "win",
+            "{workers} workers, Black through the ko: {b}"
+        );
+        let mut files: Vec<&str> = files;
+        files.extend(b["proof"].as_str());
+        assert_eq!(files.len(), 2, "{b}");
         let mut vargs = vec!["verify"];
         vargs.extend(files);
         let (vout, verr, code) = run_pcn_text(&vargs, "", Duration::from_secs(60));
