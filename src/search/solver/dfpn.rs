@@ -469,9 +469,11 @@ impl<G: SolverGame> Dfpn<G> {
     /// The node's numbers from its children (window applied), plus the selected child and
     /// the second-best number among the window.
     ///
-    /// `busy` holds the children other workers are in (one entry per worker): each one
-    /// doubles a child's selection number for the choice of the child and of the second
-    /// best (virtual proof numbers); the node's own numbers stay the real ones.
+    /// `busy` holds the children other workers are in (one entry per worker): each one adds
+    /// one and a half times a child's selection number for the choice of the child and of
+    /// the second best (virtual proof numbers); the node's own numbers stay the real ones.
+    /// The weight was chosen on our own self-play positions (docs/solving.md, "Several
+    /// workers").
     fn combine(
         &self,
         buf: &[Child],
@@ -515,7 +517,8 @@ impl<G: SolverGame> Dfpn<G> {
             real = real.min(sel);
             let others = busy.iter().filter(|&&m| m == c.mv).count() as u64;
             let sel = if others > 0 && sel < INF {
-                sel.saturating_mul(1 + others).min(INF - 1)
+                // sel · (1 + STEER_WEIGHT · others), STEER_WEIGHT = 3/2.
+                sel.saturating_mul(2 + 3 * others).div_ceil(2).min(INF - 1)
             } else {
                 sel
             };
