@@ -188,77 +188,63 @@ fn killallgo_answers_and_merged_proofs_check() {
     );
 }
 
-/// Helper mode (`--job-mode helpers`): one worker on the whole problem, the other below the
-/// opponent's nodes on its path, both on one table. The answers agree with exhaustive
-/// search, every win's proof (the whole-problem worker's, from the shared table) checks,
-/// the reported move is the proof's, and helpers were sent.
-#[test]
-fn killallgo_with_helpers_answers_and_proofs_check() {
-    let positions = common::killallgo_positions(70, 24, 5);
-    let mut s = job_level::<KillallGo>(SolverKind::Fdfpn, 2, 30, JobMode::Helpers);
-    let (mut solved, mut checked, mut helper_jobs, mut tree_nodes) = (0, 0, 0, 0);
+/// Two workers on one table in `mode`, on 7x7 Killall-Go endgames (`seed`) for both provers:
+/// every answer agrees with exhaustive search, every win's proof (from the shared table)
+/// checks and the reported move is the proof's; at least 80% are solved. Returns the
+/// job statistics of each solve.
+fn one_table_mode_checks(mode: JobMode, seed: u64) -> Vec<JobStats> {
+    let positions = common::killallgo_positions(70, 24, seed);
+    let mut s = job_level::<KillallGo>(SolverKind::Fdfpn, 2, 30, mode);
+    let (mut solved, mut all) = (0, Vec::new());
     for (i, g) in positions.iter().enumerate() {
         for prover in [Color::White, Color::Black] {
             let mut brute = Brute::new(300_000, no_key);
             let Some(truth) = brute.wins(&mut g.clone(), prover) else {
                 continue;
             };
-            checked += 1;
             s.clear();
-            let label = format!("killallgo 7x7 #{i} prover {prover:?} with helpers");
+            let label = format!("killallgo 7x7 #{i} prover {prover:?} {mode}");
             let limits = Limits::time(Duration::from_secs(20));
             let (r, st) = check(s.as_mut(), g, prover, &limits, truth, &label);
-            helper_jobs += st.helper_jobs;
-            tree_nodes = tree_nodes.max(st.tree_nodes);
             solved += (r != SolveResult::Unknown) as usize;
+            all.push(st);
         }
     }
-    eprintln!("helpers: {checked} brute-forced, {solved} solved, {helper_jobs} helper jobs");
+    let checked = all.len();
+    eprintln!("{mode}: {checked} brute-forced, {solved} solved");
     assert!(checked >= 12, "too few positions: {checked}");
     assert!(
         solved * 10 >= checked * 8,
         "solved only {solved} of {checked}"
     );
-    assert!(helper_jobs > 0, "no helper was ever sent");
     // The manager's tree is the root alone: the problem is never split by the manager.
-    assert_eq!(tree_nodes, 1);
+    assert!(
+        all.iter().all(|st| st.tree_nodes == 1),
+        "{mode}: the manager split"
+    );
+    all
+}
+
+/// Helper mode (`--job-mode helpers`): one worker on the whole problem, the other below the
+/// opponent's nodes on its path, both on one table; helpers were sent.
+#[test]
+fn killallgo_with_helpers_answers_and_proofs_check() {
+    let st = one_table_mode_checks(JobMode::Helpers, 5);
+    let helper_jobs: u64 = st.iter().map(|s| s.helper_jobs).sum();
+    assert!(helper_jobs > 0, "no helper was ever sent");
 }
 
 /// Shared mode (`--job-mode shared`, the default): every worker on the whole problem from
-/// its root, one table, each steering away from the other's path. The answers agree with
-/// exhaustive search, every win's proof checks, the reported move is the proof's, both
-/// workers got the problem, and the manager's tree is the root alone.
+/// its root, one table, each steering away from the other's path; the problem went to both
+/// workers, and no helper was sent.
 #[test]
 fn killallgo_shared_answers_and_proofs_check() {
-    let positions = common::killallgo_positions(70, 24, 7);
-    let mut s = job_level::<KillallGo>(SolverKind::Fdfpn, 2, 30, JobMode::Shared);
-    let (mut solved, mut checked, mut both, mut tree_nodes, mut helper_jobs) = (0, 0, 0, 0, 0);
-    for (i, g) in positions.iter().enumerate() {
-        for prover in [Color::White, Color::Black] {
-            let mut brute = Brute::new(300_000, no_key);
-            let Some(truth) = brute.wins(&mut g.clone(), prover) else {
-                continue;
-            };
-            checked += 1;
-            s.clear();
-            let label = format!("killallgo 7x7 #{i} prover {prover:?} shared");
-            let limits = Limits::time(Duration::from_secs(20));
-            let (r, st) = check(s.as_mut(), g, prover, &limits, truth, &label);
-            both += (st.jobs >= 2) as usize;
-            tree_nodes = tree_nodes.max(st.tree_nodes);
-            helper_jobs += st.helper_jobs;
-            solved += (r != SolveResult::Unknown) as usize;
-        }
-    }
-    eprintln!("shared: {checked} brute-forced, {solved} solved, {both} sent to both workers");
-    assert!(checked >= 12, "too few positions: {checked}");
+    let st = one_table_mode_checks(JobMode::Shared, 7);
     assert!(
-        solved * 10 >= checked * 8,
-        "solved only {solved} of {checked}"
+        st.iter().any(|s| s.jobs >= 2),
+        "the problem never went to both workers"
     );
-    assert!(both > 0, "the problem never went to both workers");
-    assert_eq!(tree_nodes, 1, "the manager does not split in shared mode");
-    assert_eq!(helper_jobs, 0);
+    assert!(st.iter().all(|s| s.helper_jobs == 0));
 }
 
 /// The same stones with White to move, reached through a ko capture (White's recapture
