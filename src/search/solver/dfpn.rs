@@ -466,6 +466,13 @@ impl<G: SolverGame> Dfpn<G> {
         ratio
     }
 
+    /// The group's paths and this solver's member index, while it steers.
+    #[inline]
+    fn steering(&self) -> Option<(&tt::Paths, usize)> {
+        let group = self.common.table_group.as_ref().filter(|_| self.steer)?;
+        Some((group.paths(), self.common.group_member))
+    }
+
     /// The node's numbers from its children (window applied), plus the selected child and
     /// the second-best number among the window.
     ///
@@ -573,12 +580,12 @@ impl<G: SolverGame> Dfpn<G> {
         let mut best;
         loop {
             let steer = self.steer && depth < tt::STEER_PLIES;
-            if steer {
-                if let Some(grp) = &self.common.table_group {
-                    let path = &self.path[..depth.min(self.path.len())];
-                    grp.paths()
-                        .others_at(self.common.group_member, path, &mut self.busy);
-                }
+            // (Fields, not `steering()`: `busy` is borrowed mutably beside the group.)
+            if let Some(group) = self.common.table_group.as_ref().filter(|_| steer) {
+                let path = &self.path[..depth.min(self.path.len())];
+                group
+                    .paths()
+                    .others_at(self.common.group_member, path, &mut self.busy);
             }
             let busy = if steer { &self.busy[..] } else { &[] };
             let (p, d, b, second) = self.combine(&buf, or, ratio, busy);
@@ -609,12 +616,10 @@ impl<G: SolverGame> Dfpn<G> {
                 let ctp = if tp >= INF { INF } else { tp - pn + c.pn };
                 (ctp, ctd)
             };
-            if steer {
+            if let Some((paths, m)) = self.steering().filter(|_| steer) {
+                paths.enter(m, depth, c.mv);
                 self.path.truncate(depth);
                 self.path.push(c.mv);
-                if let Some(grp) = &self.common.table_group {
-                    grp.paths().enter(self.common.group_member, depth, c.mv);
-                }
             }
             g.play_unchecked(c.mv);
             let saved = self.hist;
@@ -622,10 +627,8 @@ impl<G: SolverGame> Dfpn<G> {
             let (cp, cd) = self.mid(g, ctp, ctd, depth + 1, ctx);
             self.hist = saved;
             g.undo();
-            if steer {
-                if let Some(grp) = &self.common.table_group {
-                    grp.paths().leave(self.common.group_member, depth);
-                }
+            if let Some((paths, m)) = self.steering().filter(|_| steer) {
+                paths.leave(m, depth);
             }
             buf[best].pn = cp;
             buf[best].dn = cd;
@@ -746,16 +749,14 @@ impl<G: SolverGame> Solver<G> for Dfpn<G> {
         // Steering compares paths from the problem's root: only a search rooted there.
         self.steer = self.common.table_group.is_some() && self.root_depth == 0;
         self.path.clear();
-        if let Some(grp) = self.common.table_group.as_ref().filter(|_| self.steer) {
-            grp.paths().leave(self.common.group_member, 0);
+        if let Some((paths, m)) = self.steering() {
+            paths.leave(m, 0);
         }
         while pn != 0 && dn != 0 && pn < tp && dn < td && !ctx.budget.exhausted() {
             (pn, dn) = self.mid(&mut g, tp, td, 0, &mut ctx);
         }
-        if self.steer {
-            if let Some(grp) = &self.common.table_group {
-                grp.paths().leave(self.common.group_member, 0);
-            }
+        if let Some((paths, m)) = self.steering() {
+            paths.leave(m, 0);
         }
         self.steer = false;
         let result = if pn == 0 {
