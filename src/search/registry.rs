@@ -12,7 +12,7 @@ use super::gomoku::greedy::Greedy;
 use super::gomoku::reference::Ab4;
 use super::joblevel::threads::{ThreadTransport, WorkerFactory};
 use super::joblevel::{HeuristicMaker, JobLevel, Transport};
-use super::solver::net::{NetHeuristic, DEFAULT_CACHE_ENTRIES};
+use super::solver::net::{NetHeuristic, NetShare, DEFAULT_CACHE_ENTRIES};
 use super::solver::tt::TableGroup;
 use super::solver::{
     make, plain_heuristic, CommonOptions, Heuristic, ProofTree, SolveEvent, SolveOutcome,
@@ -40,6 +40,9 @@ pub struct SolverNet {
     pub symmetries: usize,
     /// The path it was loaded from, for reports.
     pub path: String,
+    /// The decoded cache shared with other solvers (the job-level workers on one table);
+    /// `None`: each solver made from it keeps its own.
+    share: Option<NetShare>,
 }
 
 impl std::fmt::Debug for SolverNet {
@@ -70,6 +73,7 @@ impl SolverNet {
             eval,
             symmetries,
             path: path.to_string(),
+            share: None,
         }))
     }
 
@@ -216,16 +220,24 @@ fn build_job_level<G: SolverGame>(
         }
     }
     let worker_net = net.clone();
+    // Workers on one table also keep one decoded cache: they search the same positions near
+    // the root, where the network runs. Not in the deterministic mode (`share` off), where a
+    // cache filled by whichever worker came first would make the answer depend on timing.
+    let net_share = NetShare::new();
     let factory: WorkerFactory<G> = Arc::new(move |index, memory, share| {
         let mut o = inner.clone();
+        let mut n = worker_net.clone();
         if share && sharing {
             o.common.memory_bytes = memory;
             o.common.table_group = Some(group.clone());
             o.common.group_member = index;
+            if let Some(n) = n.as_mut() {
+                n.share = Some(net_share.clone());
+            }
         } else {
             o.common.memory_bytes = (memory / workers).max(1 << 20);
         }
-        build::<G>(choice, &o, worker_net.as_ref()).ok()
+        build::<G>(choice, &o, n.as_ref()).ok()
     });
     let transport = ThreadTransport::new(workers, total, factory);
     build_job_level_over(choice, opts, net.as_ref(), Box::new(transport))
@@ -287,12 +299,21 @@ impl<G: SolverGame> NetOrPlain<G> {
         let use_net = self.net.fits(game);
         self.last_net = use_net;
         if use_net && self.with_net.is_none() {
-            let made = NetHeuristic::new(
-                self.net.eval.clone(),
-                self.net.symmetries,
-                game,
-                DEFAULT_CACHE_ENTRIES,
-            )
+            let made = match &self.net.share {
+                Some(share) => NetHeuristic::new_in(
+                    share,
+                    self.net.eval.clone(),
+                    self.net.symmetries,
+                    game,
+                    DEFAULT_CACHE_ENTRIES,
+                ),
+                None => NetHeuristic::new(
+                    self.net.eval.clone(),
+                    self.net.symmetries,
+                    game,
+                    DEFAULT_CACHE_ENTRIES,
+                ),
+            }
             .ok()
             .and_then(|h| make::<G>(self.kind, &self.opts, Box::new(h)).ok());
             match made {
@@ -583,6 +604,7 @@ mod tests {
             eval: Arc::new(Counting(RandomEvaluator::new(info, 7), count.clone())),
             symmetries: 1,
             path: "random".into(),
+            share: None,
         };
         let nine = KillallGo::new(Variant::Pcn9);
         let seven = KillallGo::new(Variant::Seven);
@@ -617,5 +639,51 @@ mod tests {
         // 7x7 does not fit the model: solved without it, no evaluation (and no panic).
         solve(&seven);
         assert_eq!(count.load(Ordering::Relaxed), after_nine);
+    }
+
+    #[test]
+    fn heuristics_in_one_share_run_the_network_once_per_position() {
+        use crate::nn::eval::RandomEvaluator;
+        use crate::nn::NetKind;
+        use crate::search::solver::heuristic::{Evaluation, Heuristic};
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let info = RandomEvaluator::info_for(NetGame::KillallGo, NetKind::AlphaZero);
+        let count = Arc::new(AtomicUsize::new(0));
+        let eval: Arc<dyn crate::nn::Evaluator> =
+            Arc::new(Counting(RandomEvaluator::new(info, 7), count.clone()));
+        let g = KillallGo::new(crate::game::killallgo::Variant::Pcn9);
+        let share = NetShare::new();
+        let make = |share: Option<&NetShare>| -> NetHeuristic<KillallGo> {
+            match share {
+                Some(s) => NetHeuristic::new_in(s, eval.clone(), 1, &g, 1024).unwrap(),
+                None => NetHeuristic::new(eval.clone(), 1, &g, 1024).unwrap(),
+            }
+        };
+        let mut out = vec![Evaluation::default()];
+        let mut first = make(Some(&share));
+        first.evaluate_batch(&[&g], &mut out);
+        assert_eq!(count.load(Ordering::Relaxed), 1);
+        let policy = out[0].policy.clone();
+        // A second heuristic of the same share finds the position in the cache.
+        let mut second = make(Some(&share.clone()));
+        second.evaluate_batch(&[&g], &mut out);
+        assert_eq!(count.load(Ordering::Relaxed), 1);
+        assert_eq!(out[0].policy, policy);
+        // One outside the share runs the network again.
+        let mut alone = make(None);
+        alone.evaluate_batch(&[&g], &mut out);
+        assert_eq!(count.load(Ordering::Relaxed), 2);
+        // One over another evaluator keeps a cache of its own, even in the share.
+        let other_count = Arc::new(AtomicUsize::new(0));
+        let other: Arc<dyn crate::nn::Evaluator> = Arc::new(Counting(
+            RandomEvaluator::new(
+                RandomEvaluator::info_for(NetGame::KillallGo, NetKind::AlphaZero),
+                8,
+            ),
+            other_count.clone(),
+        ));
+        let mut third = NetHeuristic::new_in(&share, other, 1, &g, 1024).unwrap();
+        third.evaluate_batch(&[&g], &mut out);
+        assert_eq!(other_count.load(Ordering::Relaxed), 1);
     }
 }

@@ -94,6 +94,27 @@ struct Shared {
     symmetries: usize,
 }
 
+/// One decoded cache for several heuristics over the same evaluator: the job-level workers
+/// of one solve that keep one table ([`crate::search::solver::tt::TableGroup`]) search the
+/// same positions near the root, and with a cache each they would run the network on each
+/// of them once per worker. Cloning gives another handle to the same cache; the first
+/// heuristic made through it creates the cache, the later ones join it.
+#[derive(Clone, Default)]
+pub struct NetShare(Arc<Mutex<Option<Arc<Shared>>>>);
+
+impl NetShare {
+    /// A share with no cache yet.
+    pub fn new() -> NetShare {
+        NetShare::default()
+    }
+}
+
+impl std::fmt::Debug for NetShare {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("NetShare")
+    }
+}
+
 /// A [`Heuristic`] backed by a network: AlphaZero or PCN by the model's kind.
 pub struct NetHeuristic<G: Game> {
     shared: Arc<Shared>,
@@ -162,6 +183,35 @@ impl<G: Game> NetHeuristic<G> {
             symmetries,
         });
         Ok(Self::with_shared(shared, &info))
+    }
+
+    /// As [`NetHeuristic::new`], but sharing the decoded cache of `share` with every other
+    /// heuristic made through it (over the same evaluator and symmetries; one over another
+    /// evaluator gets a cache of its own, as from `new`).
+    pub fn new_in(
+        share: &NetShare,
+        eval: Arc<dyn Evaluator>,
+        symmetries: usize,
+        sample: &G,
+        cache_entries: usize,
+    ) -> Result<Self, NnError> {
+        let mut slot = match share.0.lock() {
+            Ok(slot) => slot,
+            // A worker that panicked while holding the lock left the slot as it was (it only
+            // ever holds a finished `Arc`): use it.
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        if let Some(shared) = slot.as_ref() {
+            if Arc::ptr_eq(&shared.eval, &eval) && shared.symmetries == symmetries {
+                let h = Self::new(eval, symmetries, sample, 1)?;
+                let info = h.decoder.info().clone();
+                return Ok(Self::with_shared(shared.clone(), &info));
+            }
+            return Self::new(eval, symmetries, sample, cache_entries);
+        }
+        let h = Self::new(eval, symmetries, sample, cache_entries)?;
+        *slot = Some(h.shared.clone());
+        Ok(h)
     }
 
     fn with_shared(shared: Arc<Shared>, info: &crate::nn::NetInfo) -> Self {
