@@ -299,21 +299,15 @@ impl<G: SolverGame> NetOrPlain<G> {
         let use_net = self.net.fits(game);
         self.last_net = use_net;
         if use_net && self.with_net.is_none() {
-            let made = match &self.net.share {
-                Some(share) => NetHeuristic::new_in(
-                    share,
-                    self.net.eval.clone(),
-                    self.net.symmetries,
-                    game,
-                    DEFAULT_CACHE_ENTRIES,
-                ),
-                None => NetHeuristic::new(
-                    self.net.eval.clone(),
-                    self.net.symmetries,
-                    game,
-                    DEFAULT_CACHE_ENTRIES,
-                ),
-            }
+            // Without a share of its own, a fresh one: a cache for this solver alone.
+            let share = self.net.share.clone().unwrap_or_default();
+            let made = NetHeuristic::new_in(
+                &share,
+                self.net.eval.clone(),
+                self.net.symmetries,
+                game,
+                DEFAULT_CACHE_ENTRIES,
+            )
             .ok()
             .and_then(|h| make::<G>(self.kind, &self.opts, Box::new(h)).ok());
             match made {

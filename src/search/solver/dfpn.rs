@@ -106,6 +106,11 @@ const INIT_SCALE: f32 = 30.0;
 const INIT_MAX: f32 = 40.0;
 /// Scale of heuristic proof costs (log10 units) into integer proof numbers.
 const COST_SCALE: f32 = 16.0;
+/// Steering (shared job-level mode): each other worker in a child adds this many halves of
+/// the child's selection number when this worker chooses (3: the number counts two and a
+/// half times with one other worker there). Chosen on our own self-play positions; the
+/// measurements are in the job-level notebook.
+const STEER_HALVES: u64 = 3;
 
 #[derive(Copy, Clone, Debug)]
 struct Child {
@@ -477,10 +482,8 @@ impl<G: SolverGame> Dfpn<G> {
     /// the second-best number among the window.
     ///
     /// `busy` holds the children other workers are in (one entry per worker): each one adds
-    /// one and a half times a child's selection number for the choice of the child and of
-    /// the second best (virtual proof numbers); the node's own numbers stay the real ones.
-    /// The weight was chosen on our own self-play positions (docs/solving.md, "Several
-    /// workers").
+    /// [`STEER_HALVES`] halves of a child's selection number for the choice of the child and
+    /// of the second best (virtual proof numbers); the node's own numbers stay the real ones.
     fn combine(
         &self,
         buf: &[Child],
@@ -524,8 +527,10 @@ impl<G: SolverGame> Dfpn<G> {
             real = real.min(sel);
             let others = busy.iter().filter(|&&m| m == c.mv).count() as u64;
             let sel = if others > 0 && sel < INF {
-                // sel · (1 + STEER_WEIGHT · others), STEER_WEIGHT = 3/2.
-                sel.saturating_mul(2 + 3 * others).div_ceil(2).min(INF - 1)
+                // sel · (1 + (STEER_HALVES / 2) · others), rounded up.
+                sel.saturating_mul(2 + STEER_HALVES * others)
+                    .div_ceil(2)
+                    .min(INF - 1)
             } else {
                 sel
             };

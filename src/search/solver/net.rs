@@ -140,7 +140,31 @@ impl<G: Game> NetHeuristic<G> {
         sample: &G,
         cache_entries: usize,
     ) -> Result<Self, NnError> {
+        Self::check(eval.info(), symmetries, sample)?;
         let info = eval.info().clone();
+        let cost = match info.kind {
+            NetKind::AlphaZero => None,
+            NetKind::Pcn { bins } => Some(CostModel {
+                bins,
+                // b_heur labels used the legal-move count as branching factor, b_max ones the
+                // constant action count.
+                branching: (info.cost_label == CostLabel::Max).then_some(info.actions),
+            }),
+        };
+        let shared = Arc::new(Shared {
+            eval,
+            cache: DecodedCache::new(cache_entries.max(SHARDS)),
+            errors: AtomicU64::new(0),
+            last_error: Mutex::new(None),
+            cost,
+            symmetries,
+        });
+        Ok(Self::with_shared(shared, &info))
+    }
+
+    /// Whether a network of `info` averaging `symmetries` symmetries can evaluate positions
+    /// like `sample` (board size, planes, actions).
+    fn check(info: &crate::nn::NetInfo, symmetries: usize, sample: &G) -> Result<(), NnError> {
         if !(1..=8).contains(&symmetries) {
             return Err(NnError::Mismatch(format!(
                 "symmetries must be 1..=8, got {symmetries}"
@@ -165,24 +189,7 @@ impl<G: Game> NetHeuristic<G> {
                 sample.num_actions()
             )));
         }
-        let cost = match info.kind {
-            NetKind::AlphaZero => None,
-            NetKind::Pcn { bins } => Some(CostModel {
-                bins,
-                // b_heur labels used the legal-move count as branching factor, b_max ones the
-                // constant action count.
-                branching: (info.cost_label == CostLabel::Max).then_some(info.actions),
-            }),
-        };
-        let shared = Arc::new(Shared {
-            eval,
-            cache: DecodedCache::new(cache_entries.max(SHARDS)),
-            errors: AtomicU64::new(0),
-            last_error: Mutex::new(None),
-            cost,
-            symmetries,
-        });
-        Ok(Self::with_shared(shared, &info))
+        Ok(())
     }
 
     /// As [`NetHeuristic::new`], but sharing the decoded cache of `share` with every other
@@ -203,9 +210,8 @@ impl<G: Game> NetHeuristic<G> {
         };
         if let Some(shared) = slot.as_ref() {
             if Arc::ptr_eq(&shared.eval, &eval) && shared.symmetries == symmetries {
-                let h = Self::new(eval, symmetries, sample, 1)?;
-                let info = h.decoder.info().clone();
-                return Ok(Self::with_shared(shared.clone(), &info));
+                Self::check(eval.info(), symmetries, sample)?;
+                return Ok(Self::with_shared(shared.clone(), eval.info()));
             }
             return Self::new(eval, symmetries, sample, cache_entries);
         }
