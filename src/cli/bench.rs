@@ -346,7 +346,10 @@ pub fn run(args: Args, nodes: Option<u64>, eval_nets: &[Arc<EvalNet>]) -> i32 {
             .find(|n| n.rule() == Rule::Freestyle)
             .cloned();
         let (net, net_label) = match free_net {
-            Some(n) => (n, "net"),
+            Some(n) => {
+                let label = if n.residual() { "residual net" } else { "net" };
+                (n, label)
+            }
             None => (
                 Arc::new(EvalNet::random(Rule::Freestyle, 32, 32, 1)),
                 "net (random weights)",

@@ -89,6 +89,10 @@ pub struct SelfplayArgs {
     /// `MIN-MAX` for a number drawn per game.
     #[arg(long, default_value = "4")]
     pub random_plies: String,
+    /// After the opening, the chance that a `--mover player` move is a random point next to
+    /// a stone instead of the player's (0..=1; the eval net's off-line positions).
+    #[arg(long, default_value_t = 0.0)]
+    pub player_mistakes: f64,
     /// Also (or only) write the `--mover player` games as JSON lines with the player's root
     /// scores (the eval net's data; docs/training.md) to this file; resumes like `--out`.
     #[arg(long)]
@@ -202,6 +206,14 @@ fn run_inner(a: &SelfplayArgs, seed: u64, threads: usize) -> Result<(), (i32, St
                     n * n
                 ))
             })?,
+            mistakes: if (0.0..=1.0).contains(&a.player_mistakes) {
+                a.player_mistakes
+            } else {
+                return Err(usage(format!(
+                    "--player-mistakes {}: a chance in 0..=1",
+                    a.player_mistakes
+                )));
+            },
         }),
         "player" => return Err(usage("--mover player plays Gomoku only".into())),
         other => return Err(usage(format!("unknown --mover '{other}' (mcts, player)"))),
@@ -296,6 +308,7 @@ fn run_inner(a: &SelfplayArgs, seed: u64, threads: usize) -> Result<(), (i32, St
                             rule: rule.name().into(),
                             seed,
                             nodes: p.nodes,
+                            mistakes: p.mistakes,
                         };
                         Some(GameLog::open(path, &setting).map_err(|e| (1, e.to_string()))?)
                     }

@@ -6,7 +6,8 @@
 //!
 //! ```text
 //! {"size":[15,15],"rule":"freestyle","seed":1,"index":0,"nodes":20000,
-//!  "moves":[[7,7],[8,6],...],"scores":[null,null,35,...],"result":"black"}
+//!  "moves":[[7,7],[8,6],...],"scores":[null,null,35,...],"result":"black",
+//!  "classic":[null,null,-120,...]}
 //! ```
 //!
 //! `moves` are `[x, y]` (column, row) from the empty board, Black first; `scores[i]` is the
@@ -14,7 +15,11 @@
 //! a logit; `|s| >= 990000` is a proven win or loss), `null` where no search chose the move:
 //! the random opening, a single legal move, and the block of the opponent's four, which the
 //! player plays without a search. `result` is `black`, `white` or `draw` (also a full board or
-//! a game cut at the ply cap).
+//! a game cut at the ply cap). `classic[i]` is the pattern evaluation's static value of the
+//! position before `moves[i]` (side to move's view, thousandths of a logit, as the player's
+//! leaves use it), `null` where no score was kept or the position is not one the player
+//! evaluates statically (a threat must be answered or wins); a residual eval net learns its
+//! correction to it. Older logs have no `classic` field.
 //!
 //! Resuming: a game is a function of the seed and its index, each line is appended in one
 //! write, and [`GameLog::open`] reads the indices already in the file (they may come in any
@@ -31,10 +36,13 @@ use serde::{Deserialize, Serialize};
 
 use super::record::RecordError;
 use super::PlayedGame;
+use crate::game::gomoku::{Gomoku, Rule};
 use crate::game::Color;
+use crate::game::Game;
+use crate::search::gomoku::alphabeta::{eval_features, static_eval, tuned_eval};
 
 /// One game of a game log (one JSON line).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct GameLine {
     /// Board `[width, height]`.
     pub size: [usize; 2],
@@ -46,16 +54,28 @@ pub struct GameLine {
     pub index: u32,
     /// The player's nodes per move.
     pub nodes: u64,
+    /// The chance of a random move in place of the player's (`--player-mistakes`; absent
+    /// when 0).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub mistakes: f64,
     /// The moves, `[x, y]`, Black first.
     pub moves: Vec<[usize; 2]>,
     /// The root score before each move (side to move's view), `None` where none was searched.
     pub scores: Vec<Option<i32>>,
     /// `black`, `white` or `draw`.
     pub result: String,
+    /// The pattern evaluation's static value before each scored move (see the module
+    /// documentation); empty in logs written before it was kept.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub classic: Vec<Option<i32>>,
+}
+
+fn is_zero(x: &f64) -> bool {
+    *x == 0.0
 }
 
 /// What every line of a log shares: the setting its games were played with.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct LogSetting {
     /// Board `[width, height]`.
     pub size: [usize; 2],
@@ -65,6 +85,8 @@ pub struct LogSetting {
     pub seed: u64,
     /// Nodes per move.
     pub nodes: u64,
+    /// The chance of a random move in place of the player's.
+    pub mistakes: f64,
 }
 
 impl LogSetting {
@@ -74,6 +96,7 @@ impl LogSetting {
             rule: l.rule.clone(),
             seed: l.seed,
             nodes: l.nodes,
+            mistakes: l.mistakes,
         }
     }
 }
@@ -82,8 +105,8 @@ impl std::fmt::Display for LogSetting {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "{}x{} {} seed {} nodes {}",
-            self.size[0], self.size[1], self.rule, self.seed, self.nodes
+            "{}x{} {} seed {} nodes {} mistakes {}",
+            self.size[0], self.size[1], self.rule, self.seed, self.nodes, self.mistakes
         )
     }
 }
@@ -179,6 +202,7 @@ impl GameLog {
             seed: self.setting.seed,
             index: g.index,
             nodes: self.setting.nodes,
+            mistakes: self.setting.mistakes,
             moves: g
                 .moves
                 .iter()
@@ -186,7 +210,29 @@ impl GameLog {
                 .collect(),
             scores: g.scores.clone(),
             result: result_name(g.winner).into(),
+            classic: self.classic(g),
         }
+    }
+
+    /// The pattern evaluation's value of each scored position of `g` (`None` elsewhere, and
+    /// all `None` where the log's rule or board is not one the player knows).
+    fn classic(&self, g: &PlayedGame) -> Vec<Option<i32>> {
+        let [w, h] = self.setting.size;
+        let mut out = vec![None; g.moves.len()];
+        let Some(mut b) =
+            Rule::from_name(&self.setting.rule).and_then(|r| Gomoku::new(w, h, r).ok())
+        else {
+            return out;
+        };
+        for (i, &m) in g.moves.iter().enumerate() {
+            if g.scores.get(i).copied().flatten().is_some() {
+                out[i] = eval_features(&b).map(|f| static_eval(tuned_eval(&f), 0));
+            }
+            if b.play(m).is_err() {
+                break;
+            }
+        }
+        out
     }
 
     /// Appends `g`'s line in one write.
@@ -218,6 +264,7 @@ mod tests {
             rule: "freestyle".into(),
             seed: 3,
             nodes: 100,
+            mistakes: 0.0,
         }
     }
 
@@ -245,9 +292,19 @@ mod tests {
         log.write(&game(0)).unwrap();
         drop(log);
         let text = std::fs::read_to_string(&p).unwrap();
+        // The pattern evaluation of the two scored positions (after one and two stones; both
+        // quiet), computed here from the board, not from the log.
+        let mut b = Gomoku::new(15, 15, Rule::Freestyle).unwrap();
+        let mut classic = Vec::new();
+        for m in [112, 113] {
+            b.play(m).unwrap();
+            classic.push(static_eval(tuned_eval(&eval_features(&b).unwrap()), 0));
+        }
         assert_eq!(
             text.lines().next().unwrap(),
-            r#"{"size":[15,15],"rule":"freestyle","seed":3,"index":2,"nodes":100,"moves":[[7,7],[8,7],[14,7]],"scores":[null,-12,999997],"result":"white"}"#
+            r#"{"size":[15,15],"rule":"freestyle","seed":3,"index":2,"nodes":100,"moves":[[7,7],[8,7],[14,7]],"scores":[null,-12,999997],"result":"white","classic":[null,C1,C2]}"#
+                .replace("C1", &classic[0].to_string())
+                .replace("C2", &classic[1].to_string())
         );
         // A torn line (no newline) is dropped on open; the complete ones stay.
         let mut torn = text.clone().into_bytes();
@@ -264,6 +321,7 @@ mod tests {
         for l in after.lines() {
             let g: GameLine = serde_json::from_str(l).unwrap();
             assert_eq!(g.moves.len(), g.scores.len());
+            assert_eq!(g.classic.len(), g.moves.len());
         }
         let other = LogSetting {
             seed: 4,

@@ -43,6 +43,11 @@ pub struct PlayerConfig {
     /// Opening moves drawn at random near the centre: game `i` draws its number uniformly
     /// from this range, seeded by the base seed and `i` (a single value: always that many).
     pub random_plies: RangeInclusive<usize>,
+    /// After the opening, the chance of each move that the player would search being a
+    /// random legal move next to a stone instead (no score): the position after it is one a
+    /// search meets at its leaves but a player never plays into, scored by the opponent's
+    /// search (the eval net's off-line positions). 0: none, the games as before.
+    pub mistakes: f64,
 }
 
 impl PlayerConfig {
@@ -108,6 +113,24 @@ pub fn play_game(
                 score: None,
             });
         }
+        if pcfg.mistakes > 0.0 && rng.unit() < pcfg.mistakes {
+            let near: Vec<Move> = legal
+                .iter()
+                .copied()
+                .filter(|&m| g.near_stone(g.cell_of(m)))
+                .collect();
+            if !near.is_empty() {
+                let mv = near[rng.below(near.len())];
+                policy[mv as usize] = 1.0;
+                return Ok(Choice {
+                    mv,
+                    policy,
+                    full: false,
+                    root_cost: f32::NAN,
+                    score: None,
+                });
+            }
+        }
         let r = player.search(g, &limits, &stop, &mut |_| {});
         // The player only fails to name a move where none is legal (never asked here), but
         // a missing or illegal answer is an error, never a panic.
@@ -159,6 +182,7 @@ mod tests {
         let p = PlayerConfig {
             nodes: 300,
             random_plies: 3..=3,
+            mistakes: 0.0,
         };
         let a = play_game(&start, &cfg(), &p, 5).unwrap();
         let b = play_game(&start, &cfg(), &p, 5).unwrap();
@@ -201,6 +225,7 @@ mod tests {
         let p = PlayerConfig {
             nodes: 1,
             random_plies: 2..=8,
+            mistakes: 0.0,
         };
         let n: Vec<usize> = (0..200).map(|i| p.random_plies_of(5, i)).collect();
         assert!(n.iter().all(|k| (2..=8).contains(k)));
@@ -214,7 +239,38 @@ mod tests {
         let fixed = PlayerConfig {
             nodes: 1,
             random_plies: 4..=4,
+            mistakes: 0.0,
         };
         assert!((0..50).all(|i| fixed.random_plies_of(5, i) == 4));
+    }
+
+    /// Mistakes: after the opening some moves are random points next to a stone, without a
+    /// score and without a four to block; the same seed gives the same game.
+    #[test]
+    fn mistakes_are_unscored_moves_next_to_stones() {
+        let start = Gomoku::new(15, 15, Rule::Freestyle).unwrap();
+        let p = PlayerConfig {
+            nodes: 300,
+            random_plies: 2..=2,
+            mistakes: 0.5,
+        };
+        let a = play_game(&start, &cfg(), &p, 3).unwrap();
+        assert_eq!(a.moves, play_game(&start, &cfg(), &p, 3).unwrap().moves);
+        let mut g = start.clone();
+        let mut mistakes = 0;
+        for (t, &m) in a.moves.iter().enumerate() {
+            if t >= 2 && a.scores[t].is_none() {
+                let opp = g.to_move().opp();
+                let block =
+                    (0..225).any(|p: Move| g.stone(p).is_none() && g.makes_five(g.cell_of(p), opp));
+                if !block {
+                    assert!(g.near_stone(g.cell_of(m)), "ply {t}");
+                    mistakes += 1;
+                }
+            }
+            g.play_unchecked(m);
+        }
+        assert!(mistakes > 0, "{:?}", a.scores);
+        assert!(a.scores[2..].iter().any(Option::is_some));
     }
 }

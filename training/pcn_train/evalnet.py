@@ -31,6 +31,9 @@ DIRS = ((1, 0), (0, 1), (1, 1), (1, -1))
 OFF = (39, 36, 27, 0)  # OFF[n], n = leading on-board points of a half line
 WALL = 3
 MAGIC = b"PCNEVAL1"
+# A residual network: the same layout; its value is a correction the player adds to the
+# pattern evaluation (the `classic` field of the game records was its fixed offset).
+MAGIC_RESIDUAL = b"PCNEVAL2"
 RULES = ("freestyle", "exact", "renju", "caro", "caro-exact", "4t")
 QSCALE = 128  # Tq = round(T * 128)
 QLIMIT = 6000  # |T * 128| bound: a sum of 5 stays within i16
@@ -236,35 +239,47 @@ def read_games(paths, rule=None):
     return rule, [g for g in games if g["rule"] == rule]
 
 
-def positions(games, lam=0.5):
+def positions(games, lam=0.5, residual=False):
     """Every scored position of the games: dict size (W, H) -> (boards [N, H, W] int8,
-    side to move [N] int8, target [N] float32, game number [N] int64 (into `games`))."""
+    side to move [N] int8, target [N] float32, game number [N] int64 (into `games`),
+    offset [N] float32). With `residual`, only the positions the pattern evaluation scored
+    (the records' `classic` field), each with that value as a logit for its offset; without,
+    every scored position, offset 0."""
     acc = {}
     for gi, g in enumerate(games):
         w, h = g["size"]
         moves, scores = g["moves"], g["scores"]
         if len(scores) != len(moves):
             raise ValueError(f"{g['_where']}: {len(moves)} moves but {len(scores)} scores")
+        classic = g.get("classic")
+        if residual:
+            if classic is None:
+                raise ValueError(f"{g['_where']}: no `classic` field (a residual network needs "
+                                 "records written by a pcn that keeps it)")
+            if len(classic) != len(moves):
+                raise ValueError(f"{g['_where']}: {len(moves)} moves but {len(classic)} classic values")
         res = {"black": 1, "white": 2, "draw": 0}[g["result"]]
         b = np.zeros((h, w), dtype=np.int8)
-        dst = acc.setdefault((w, h), ([], [], [], []))
+        dst = acc.setdefault((w, h), ([], [], [], [], []))
         for i, (x, y) in enumerate(moves):
             stm = 1 + (i & 1)
             s = scores[i]
-            if s is not None:
+            if s is not None and not (residual and classic[i] is None):
                 z = 0.5 if res == 0 else (1.0 if res == stm else 0.0)
                 dst[0].append(b.copy())
                 dst[1].append(stm)
                 dst[2].append(lam * score_prob(s) + (1.0 - lam) * z)
                 dst[3].append(gi)
+                dst[4].append(classic[i] / 1000.0 if residual else 0.0)
             if not (0 <= x < w and 0 <= y < h) or b[y, x] != 0:
                 raise ValueError(f"{g['_where']}: move {i} ({x},{y}) is off the board or on a stone")
             b[y, x] = stm
     out = {}
-    for size, (bs, stm, t, gi) in acc.items():
+    for size, (bs, stm, t, gi, off) in acc.items():
         if bs:
             out[size] = (np.stack(bs), np.array(stm, dtype=np.int8),
-                         np.array(t, dtype=np.float32), np.array(gi, dtype=np.int64))
+                         np.array(t, dtype=np.float32), np.array(gi, dtype=np.int64),
+                         np.array(off, dtype=np.float32))
     return out
 
 
@@ -302,8 +317,9 @@ def file_size(c, h):
     return 8 + 16 + 12 + 2 * NCODES * c + 2 * c + 4 * (h * 2 * c + h + h * h + h + h + 1)
 
 
-def write_weights(path, q, rule):
-    """Writes the weight file (little-endian) of quantized values `q` (see `quantize`)."""
+def write_weights(path, q, rule, residual=False):
+    """Writes the weight file (little-endian) of quantized values `q` (see `quantize`);
+    `residual`: marked as a correction to the pattern evaluation (MAGIC_RESIDUAL)."""
     if rule not in RULES:
         raise ValueError(f"unknown rule {rule!r} (one of {', '.join(RULES)})")
     c = q["Bq"].shape[0]
@@ -315,7 +331,7 @@ def write_weights(path, q, rule):
     for k, s in shapes.items():
         if tuple(q[k].shape) != s:
             raise ValueError(f"{k}: shape {q[k].shape}, expected {s}")
-    parts = [MAGIC, rule.encode("ascii").ljust(16, b"\0"), struct.pack("<III", c, h, NCODES),
+    parts = [MAGIC_RESIDUAL if residual else MAGIC, rule.encode("ascii").ljust(16, b"\0"), struct.pack("<III", c, h, NCODES),
              q["Tq"].astype("<i2").tobytes(), q["Bq"].astype("<i2").tobytes()]
     for k in ("W1", "b1", "W2", "b2", "w3", "b3"):
         parts.append(np.ascontiguousarray(q[k], dtype="<f4").tobytes())
@@ -328,10 +344,11 @@ def write_weights(path, q, rule):
 
 
 def read_weights(path):
-    """Reads and checks a weight file as the engine does. Returns (rule, q)."""
+    """Reads and checks a weight file as the engine does. Returns (rule, q); q["residual"]
+    says whether it is a residual network."""
     with open(path, "rb") as f:
         blob = f.read()
-    if len(blob) < 36 or blob[:8] != MAGIC:
+    if len(blob) < 36 or blob[:8] not in (MAGIC, MAGIC_RESIDUAL):
         raise ValueError(f"{path}: not a {MAGIC.decode()} file")
     rule = blob[8:24].rstrip(b"\0").decode("ascii")
     c, h, nc = struct.unpack_from("<III", blob, 24)
@@ -353,6 +370,7 @@ def read_weights(path):
     for k in ("W1", "b1", "W2", "b2", "w3", "b3"):
         if not np.all(np.isfinite(q[k])):
             raise ValueError(f"{path}: {k} not finite")
+    q["residual"] = blob[:8] == MAGIC_RESIDUAL
     return rule, q
 
 
@@ -532,7 +550,7 @@ def board_sum():
     return _BOARD_SUM
 
 
-def make_model(c=32, h=32):
+def make_model(c=32, h=32, residual=False):
     torch = _torch()
     nn = torch.nn
     bsum = board_sum()
@@ -544,6 +562,8 @@ def make_model(c=32, h=32):
         def __init__(self):
             super().__init__()
             self.cfg = dict(channels=c, hidden=h)
+            if residual:
+                self.cfg["residual"] = True
             self.table = nn.EmbeddingBag(NCODES, c, mode="sum")
             self.bias = nn.Parameter(torch.empty(c))
             self.fc1 = nn.Linear(2 * c, h)
@@ -554,6 +574,10 @@ def make_model(c=32, h=32):
                 # every channel passes gradient.
                 self.table.weight.normal_(0.0, 0.02)
                 self.bias.uniform_(0.25, 0.75)
+                if residual:
+                    # A correction starts at none: the pattern evaluation alone.
+                    self.out.weight.zero_()
+                    self.out.bias.zero_()
 
         def side(self, cd):
             """x [N, C] of codes [N, 4, H, W]."""
@@ -594,7 +618,7 @@ def float_values(model, boards, stm):
 def load_checkpoint(path):
     torch = _torch()
     st = torch.load(path, map_location="cpu", weights_only=False)
-    m = make_model(st["cfg"]["channels"], st["cfg"]["hidden"])
+    m = make_model(st["cfg"]["channels"], st["cfg"]["hidden"], st["cfg"].get("residual", False))
     m.load_state_dict(st["model"])
     m.eval()
     return m, st
@@ -604,7 +628,7 @@ def export(model, rule, out_bin, golden=None, items=None):
     """Quantizes `model` into `out_bin`; writes the golden file from the numpy integer
     reference on the written file. Returns the max |float - quantized| logit difference
     over the golden positions (None without a golden file)."""
-    write_weights(out_bin, quantize(model.params()), rule)
+    write_weights(out_bin, quantize(model.params()), rule, model.cfg.get("residual", False))
     if golden is None:
         return None
     rule2, q = read_weights(out_bin)
@@ -624,9 +648,9 @@ def export(model, rule, out_bin, golden=None, items=None):
 class Data:
     """Positions of one board size, split into training and held-out games."""
 
-    def __init__(self, boards, stm, target, train_mask):
-        self.tr = (boards[train_mask], stm[train_mask], target[train_mask])
-        self.ho = (boards[~train_mask], stm[~train_mask], target[~train_mask])
+    def __init__(self, boards, stm, target, offset, train_mask):
+        self.tr = (boards[train_mask], stm[train_mask], target[train_mask], offset[train_mask])
+        self.ho = (boards[~train_mask], stm[~train_mask], target[~train_mask], offset[~train_mask])
 
 
 def bce(p, t):
@@ -635,29 +659,29 @@ def bce(p, t):
 
 
 def subset(sets, cap, seed=0):
-    """At most `cap` positions of `sets` [(boards, stm, target)], a fixed random choice
-    spread over the sets in proportion (the loss measurements' positions)."""
+    """At most `cap` positions of `sets` [(boards, stm, target, offset)], a fixed random
+    choice spread over the sets in proportion (the loss measurements' positions)."""
     size = sum(len(s[2]) for s in sets)
     if size <= cap:
         return sets
     rng = np.random.default_rng(seed)
     out = []
-    for b, s, t in sets:
+    for b, s, t, o in sets:
         k = int(round(len(t) * cap / size))
         i = np.sort(rng.choice(len(t), k, replace=False))
-        out.append((b[i], s[i], t[i]))
+        out.append((b[i], s[i], t[i], o[i]))
     return out
 
 
 def mean_loss(model, sets, chunk=512):
-    """Mean BCE (with logits) over the positions of `sets` [(boards, stm, target)], no
-    augmentation."""
+    """Mean BCE (with logits; the offset added) over the positions of `sets`
+    [(boards, stm, target, offset)], no augmentation."""
     torch = _torch()
     tot = n = 0.0
-    for b, s, t in sets:
+    for b, s, t, o in sets:
         for i in range(0, len(t), chunk):
             j = min(len(t), i + chunk)
-            v = torch.from_numpy(float_values(model, b[i:j], s[i:j]))
+            v = torch.from_numpy(float_values(model, b[i:j], s[i:j]) + o[i:j].astype(np.float64))
             tt = torch.from_numpy(t[i:j].astype(np.float64))
             tot += float(torch.nn.functional.binary_cross_entropy_with_logits(v, tt, reduction="sum"))
             n += j - i
@@ -671,13 +695,13 @@ def train(a):
     F = torch.nn.functional
     torch.set_num_threads(max(1, a.threads))
     rule, games = read_games(a.data, a.rule)
-    pos = positions(games, a.lam)
+    pos = positions(games, a.lam, a.residual)
     if not pos:
         raise SystemExit("no scored positions in the records")
     ho_game = np.array([held_out(g, k) for k, g in enumerate(games)], dtype=bool)
     sets = {}
-    for size, (b, s, t, gi) in sorted(pos.items()):
-        sets[size] = Data(b, s, t, ~ho_game[gi])
+    for size, (b, s, t, gi, off) in sorted(pos.items()):
+        sets[size] = Data(b, s, t, off, ~ho_game[gi])
     n_tr = sum(len(d.tr[2]) for d in sets.values())
     n_ho = sum(len(d.ho[2]) for d in sets.values())
     if n_tr == 0:
@@ -694,6 +718,10 @@ def train(a):
     mean_t = float(np.concatenate([d.tr[2] for d in sets.values()]).mean())
     ho_t = np.concatenate([x[2] for x in ho_sets]) if n_ho else np.zeros(0)
     const = bce(np.full_like(ho_t, mean_t), ho_t) if n_ho else float("nan")
+    if a.residual and n_ho:
+        ho_o = np.concatenate([x[3] for x in ho_sets]).astype(np.float64)
+        print(f"held-out: the pattern evaluation alone {bce(1 / (1 + np.exp(-ho_o)), ho_t):.4f}",
+              flush=True)
     floor = bce(ho_t, ho_t) if n_ho else float("nan")
     print(f"held-out: constant baseline {const:.4f} (the training targets' mean {mean_t:.4f}), "
           f"floor {floor:.4f} (the targets' own entropy)", flush=True)
@@ -701,7 +729,7 @@ def train(a):
     os.makedirs(a.out, exist_ok=True)
     ckpt = os.path.join(a.out, "checkpoint.pt")
     torch.manual_seed(a.seed)
-    model = make_model(a.channels, a.hidden)
+    model = make_model(a.channels, a.hidden, a.residual)
     opt = torch.optim.Adam(model.parameters(), lr=a.lr)
     step = 0
     rng = np.random.default_rng(a.seed)
@@ -754,13 +782,13 @@ def train(a):
     model.train()
     for i in range(a.steps):
         sz = sizes[rng.choice(len(sizes), p=w)]
-        b, s, t = sets[sz].tr
+        b, s, t, o = sets[sz].tr
         idx = rng.integers(0, len(t), a.batch)
         bb = b[idx]
         if not a.no_augment:
             bb = augment(bb, rng)
         me, opp = both_codes(bb, s[idx])
-        v = model(torch.from_numpy(me), torch.from_numpy(opp))
+        v = model(torch.from_numpy(me), torch.from_numpy(opp)) + torch.from_numpy(o[idx])
         loss = F.binary_cross_entropy_with_logits(v, torch.from_numpy(t[idx]))
         opt.zero_grad(set_to_none=True)
         loss.backward()
@@ -837,6 +865,9 @@ def parser():
     t.add_argument("--hidden", type=int, default=32, help="H")
     t.add_argument("--rule", help="train on the games of this rule (default: the records' "
                    "only rule)")
+    t.add_argument("--residual", action="store_true",
+                   help="learn a correction to the pattern evaluation (the records' `classic` "
+                   "values as a fixed offset; exported as PCNEVAL2)")
     t.add_argument("--seed", type=int, default=0)
     t.add_argument("--threads", type=int, default=1)
     t.add_argument("--log-every", type=int, default=250)

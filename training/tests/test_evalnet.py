@@ -106,9 +106,11 @@ def random_game(rng, n, max_plies):
     return moves, result
 
 
-def write_games(path, rng, games, sizes=(9, 15)):
+def write_games(path, rng, games, sizes=(9, 15), classic=False):
     """Synthetic records: random games; Black wins most, so the side to move matters, and
-    scores follow the result with noise (null for the first two plies)."""
+    scores follow the result with noise (null for the first two plies). `classic`: with a
+    `classic` field that knows half of what the scores say (null where no score is, and at
+    every fifth scored ply)."""
     with open(path, "w") as f:
         for k in range(games):
             n = sizes[k % len(sizes)]
@@ -124,15 +126,20 @@ def write_games(path, rng, games, sizes=(9, 15)):
                 if rng.random() < 0.05:
                     s = 999990 if stm_wins else -999990
                 scores.append(s)
-            f.write(json.dumps({"size": [n, n], "rule": "freestyle", "seed": 1, "index": k,
-                                "nodes": 100, "moves": moves, "scores": scores,
-                                "result": result}) + "\n")
+            line = {"size": [n, n], "rule": "freestyle", "seed": 1, "index": k,
+                    "nodes": 100, "moves": moves, "scores": scores, "result": result}
+            if classic:
+                line["classic"] = [None if s is None or i % 5 == 4 else
+                                   int(max(-3000, min(3000, s / 2)))
+                                   for i, s in enumerate(scores)]
+            f.write(json.dumps(line) + "\n")
 
 
 def train_args(**kw):
     a = argparse.Namespace(data=[], out="", steps=40, seconds=0.0, batch=64, lam=0.5, lr=5e-3,
                            channels=16, hidden=8, rule=None, seed=0, threads=1, log_every=1000,
-                           eval_cap=20000, no_augment=False, no_export=False, resume=False)
+                           eval_cap=20000, no_augment=False, no_export=False, resume=False,
+                           residual=False)
     for k, v in kw.items():
         setattr(a, k, v)
     return a
@@ -337,8 +344,9 @@ class Training(unittest.TestCase):
             s = g["scores"][2]
             z = 1.0 if g["result"] == "black" else (0.5 if g["result"] == "draw" else 0.0)
             sp = 1.0 if s >= 990000 else (0.0 if s <= -990000 else 1 / (1 + math.exp(-s / 1000)))
-            b, stm, t, gi = pos[(9, 9)]
+            b, stm, t, gi, off = pos[(9, 9)]
             self.assertEqual((stm[0], gi[0]), (1, 0))
+            self.assertFalse(off.any())
             self.assertAlmostEqual(float(t[0]), 0.5 * sp + 0.5 * z, places=6)
             np.testing.assert_array_equal(b[0], ev.play((9, 9), g["moves"][:2]))
 
@@ -355,7 +363,7 @@ class Training(unittest.TestCase):
             # positions (both sizes).
             rule2, q = ev.read_weights(os.path.join(out, "eval.bin"))
             worst = 0.0
-            for size, (b, stm, t, gi) in pos.items():
+            for size, (b, stm, t, gi, _) in pos.items():
                 fv = ev.float_values(model, b[:40], stm[:40])
                 for k in range(min(40, len(b))):
                     worst = max(worst, abs(fv[k] - ev.quantized_value(q, b[k], int(stm[k]))))
@@ -387,6 +395,50 @@ def play_a_game_with(test, weights):
     moves = [l for l in r.stdout.splitlines() if l.count(",") == 1]
     test.assertEqual(len(moves), 4, r.stdout)
     test.assertIn("evaluation network (freestyle", r.stderr)
+
+
+
+class Residual(unittest.TestCase):
+    def test_a_residual_run_starts_at_the_offset_and_exports_pcneval2(self):
+        rng = np.random.default_rng(7)
+        with tempfile.TemporaryDirectory() as d:
+            data = os.path.join(d, "games.jsonl")
+            write_games(data, rng, 30, classic=True)
+            rule, games = ev.read_games([data])
+            pos = ev.positions(games, 1.0, residual=True)
+            plain = ev.positions(games, 1.0)
+            # Only positions with a classic value, each with it (in logits) as the offset.
+            for size in pos:
+                n_res, n_plain = len(pos[size][2]), len(plain[size][2])
+                self.assertTrue(0 < n_res < n_plain, (size, n_res, n_plain))
+            g = games[0]
+            want = [c / 1000.0 for s, c in zip(g["scores"], g["classic"])
+                    if s is not None and c is not None]
+            b, stm, t, gi, off = pos[tuple(g["size"])]
+            np.testing.assert_allclose(off[gi == 0], want, rtol=1e-6)
+
+            out = os.path.join(d, "run")
+            model, rule, st = ev.train(train_args(data=[data], out=out, steps=60, log_every=20,
+                                                  residual=True, lam=1.0))
+            # The correction starts at zero: the first loss is the offset's alone.
+            ho_sets = []
+            for size, (b, stm, t, gi, off) in pos.items():
+                ho = np.array([ev.held_out(games[k], k) for k in gi], dtype=bool)
+                if ho.any():
+                    ho_sets.append((t[ho], off[ho]))
+            tt = np.concatenate([x[0] for x in ho_sets]).astype(np.float64)
+            oo = np.concatenate([x[1] for x in ho_sets]).astype(np.float64)
+            self.assertAlmostEqual(st["heldout_start"], ev.bce(1 / (1 + np.exp(-oo)), tt), places=4)
+            self.assertLess(st["train_end"], st["train_start"], st)
+            with open(os.path.join(out, "eval.bin"), "rb") as f:
+                self.assertEqual(f.read(8), b"PCNEVAL2")
+            _, q = ev.read_weights(os.path.join(out, "eval.bin"))
+            self.assertTrue(q["residual"])
+            # Records without the field cannot train a residual network.
+            bare = os.path.join(d, "bare.jsonl")
+            write_games(bare, rng, 4)
+            with self.assertRaises(ValueError):
+                ev.positions(ev.read_games([bare])[1], 1.0, residual=True)
 
 
 if __name__ == "__main__":

@@ -1096,10 +1096,13 @@ impl AlphaBeta {
         let mut cands = std::mem::take(&mut self.stack[ply]);
         // A leaf searches nothing but the blocks of a five: skip collecting the rest.
         let leaf = depth <= 0 || ply >= MAX_PLY;
-        let tuned = self.acc.is_none();
+        // A residual network corrects the pattern evaluation, which is then summed as well.
+        let residual = self.acc.as_ref().is_some_and(|a| a.net().residual());
+        let tuned = self.acc.is_none() || residual;
         let (tactic, mut sum_me, mut sum_opp, my_four) = classify_node(g, &mut cands, tuned, leaf);
         if let (Some(a), Tactic::Defend | Tactic::Quiet) = (&self.acc, &tactic) {
-            (sum_me, sum_opp) = (net_eval(a, g.to_move()), 0);
+            let v = net_eval(a, g.to_move());
+            (sum_me, sum_opp) = (if residual { sum_me + v } else { v }, 0);
         }
         let mut child_depth = depth - 1;
         match tactic {
@@ -1951,6 +1954,39 @@ mod tests {
         }
         assert!(g.outcome().is_none(), "the test position is decided: {g:?}");
         g
+    }
+
+    /// A residual network adds its value to the pattern evaluation: with its output layer
+    /// zeroed the search is the pattern evaluation's to the node; with it, and as a plain
+    /// network, the same weights give other searches.
+    #[test]
+    fn a_residual_network_corrects_the_pattern_evaluation() {
+        let g = middle_game();
+        let net = EvalNet::random(Rule::Freestyle, 16, 8, 5);
+        let mut bytes = net.clone().with_residual(true).to_bytes();
+        assert_eq!(&bytes[..8], b"PCNEVAL2");
+        // The file ends with w3 (8 floats) and b3.
+        let n = bytes.len();
+        bytes[n - 9 * 4..].fill(0);
+        let Ok(zero) = EvalNet::from_bytes(&bytes) else {
+            panic!("the zeroed residual file reads back");
+        };
+        assert!(zero.residual());
+        let stop = AtomicBool::new(false);
+        let run = |nets: Vec<Arc<EvalNet>>| {
+            let mut ab = AlphaBeta::new();
+            ab.set_memory(8 << 20);
+            ab.set_threads(1);
+            ab.set_eval_nets(nets);
+            let r = ab.search(&g, &Limits::nodes(20_000), &stop, &mut |_| {});
+            (r.best, r.score, r.nodes)
+        };
+        let classic = run(Vec::new());
+        assert_eq!(run(vec![Arc::new(zero)]), classic);
+        let residual = run(vec![Arc::new(net.clone().with_residual(true))]);
+        let plain = run(vec![Arc::new(net)]);
+        assert_ne!(residual, classic);
+        assert_ne!(residual, plain);
     }
 
     /// With two threads the helper searches too, on the one table of the player, and its

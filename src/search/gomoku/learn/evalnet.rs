@@ -47,8 +47,11 @@ pub const ACT_MAX: i16 = 128;
 /// A view's sum over the points divided by this is the head's input (128 for the
 /// quantization times the float network's 1/32).
 pub const POOL_SCALE: f32 = 4096.0;
-/// The first bytes of a weight file.
+/// The first bytes of a weight file whose value is the evaluation.
 pub const MAGIC: &[u8; 8] = b"PCNEVAL1";
+/// The first bytes of a residual weight file: the same layout, but its value is a correction
+/// that the player adds to the pattern evaluation (see [`EvalNet::residual`]).
+pub const MAGIC_RESIDUAL: &[u8; 8] = b"PCNEVAL2";
 /// Bytes of the rule name in a weight file.
 const RULE_BYTES: usize = 16;
 /// Largest channel and hidden counts a file may declare.
@@ -82,6 +85,7 @@ pub enum EvalNetError {
 #[derive(Clone, Debug)]
 pub struct EvalNet {
     rule: Rule,
+    residual: bool,
     channels: usize,
     hidden: usize,
     /// `NCODES x channels`, shape-major.
@@ -169,11 +173,15 @@ impl EvalNet {
     /// Parses a weight file's bytes; refuses anything but an exact, finite, in-range file.
     pub fn from_bytes(b: &[u8]) -> Result<EvalNet, EvalNetError> {
         let mut r = Reader { b, at: 0 };
-        if r.take(MAGIC.len(), "the magic")? != MAGIC {
-            return Err(EvalNetError::Format(
-                "wrong magic (expected PCNEVAL1)".into(),
-            ));
-        }
+        let residual = match r.take(MAGIC.len(), "the magic")? {
+            m if m == MAGIC => false,
+            m if m == MAGIC_RESIDUAL => true,
+            _ => {
+                return Err(EvalNetError::Format(
+                    "wrong magic (expected PCNEVAL1 or PCNEVAL2)".into(),
+                ))
+            }
+        };
         let name = r.take(RULE_BYTES, "the rule name")?;
         let end = name.iter().position(|&c| c == 0).unwrap_or(RULE_BYTES);
         let name = std::str::from_utf8(&name[..end])
@@ -198,7 +206,7 @@ impl EvalNet {
                 "{codes} shapes (expected {NCODES})"
             )));
         }
-        let net = EvalNet::assemble(
+        let mut net = EvalNet::assemble(
             rule,
             channels,
             hidden,
@@ -219,6 +227,7 @@ impl EvalNet {
                 b.len() - r.at
             )));
         }
+        net.residual = residual;
         Ok(net)
     }
 
@@ -236,6 +245,7 @@ impl EvalNet {
         let [w1, b1, w2, b2, w3] = head;
         EvalNet {
             rule,
+            residual: false,
             channels,
             hidden,
             w1t: transpose(&w1, hidden, 2 * channels),
@@ -252,7 +262,7 @@ impl EvalNet {
     /// The weight file's bytes.
     pub fn to_bytes(&self) -> Vec<u8> {
         let mut b = Vec::new();
-        b.extend_from_slice(MAGIC);
+        b.extend_from_slice(if self.residual { MAGIC_RESIDUAL } else { MAGIC });
         let mut name = [0u8; RULE_BYTES];
         let n = self.rule.name().as_bytes();
         name[..n.len()].copy_from_slice(n);
@@ -306,6 +316,19 @@ impl EvalNet {
     /// The rule set the network was trained for.
     pub fn rule(&self) -> Rule {
         self.rule
+    }
+
+    /// Whether the network's value is a correction to the pattern evaluation (a `PCNEVAL2`
+    /// file, trained with the pattern evaluation's value as a fixed offset) rather than the
+    /// evaluation itself: the player then adds the two.
+    pub fn residual(&self) -> bool {
+        self.residual
+    }
+
+    /// This network marked residual or not (the weights unchanged): for tests.
+    pub fn with_residual(mut self, residual: bool) -> EvalNet {
+        self.residual = residual;
+        self
     }
 
     /// Features per point (`C`).
