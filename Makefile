@@ -135,17 +135,22 @@ train: build torch
 	nice -n 19 python3 training/loop.py --game $(GAME) --hours $(HOURS) $(TRAIN_ARGS)
 
 # The eval net of the alpha-beta Gomoku player (issue 61; docs/training.md, "The eval net"):
-# self-play game records of the pcn player on each board size of SIZES -> training -> the
-# weight file weights/gomoku_eval_$(RULE).bin and its golden file beside it (the Rust test's
-# reference values). Records and the run directory (checkpoint, log) stay in runs/evalnet.
-# Variables (target-specific, so GAMES does not change `make soak`'s): GAMES per size,
-# NODES per move, SIZES, STEPS, RULE, EVAL_ARGS (more trainer options, e.g. --resume).
+# self-play game records of the pcn player on each board size of SIZES (GAMES plain games and
+# MGAMES with --player-mistakes MISTAKES) -> a residual network (a correction to the pattern
+# evaluation) -> the weight file weights/gomoku_eval_$(RULE).bin and its golden file beside
+# it (the Rust test's reference values). Records and the run directory (checkpoint, log)
+# stay in runs/evalnet. Variables (target-specific, so GAMES does not change `make soak`'s):
+# GAMES and MGAMES per size, NODES per move, MISTAKES, SIZES, STEPS, SECONDS, RULE, EVAL_ARGS
+# (more trainer options, e.g. --resume).
 EVAL_RUN := runs/evalnet
 EVAL_PY := env PYTHONPATH=$(CURDIR)/$(TORCH_TOOLS):$(CURDIR)/training OMP_NUM_THREADS=2 python3 -m pcn_train.evalnet
-train-eval: GAMES = 2000
+train-eval: GAMES = 3000
+train-eval: MGAMES = 12000
+train-eval: MISTAKES = 0.2
 train-eval: NODES = 16000
 train-eval: SIZES = 15 20
-train-eval: STEPS = 20000
+train-eval: STEPS = 60000
+train-eval: SECONDS = 420
 train-eval: RULE = freestyle
 train-eval: build torch
 	@[ -f $(TORCH_TOOLS)/.torch-$(TORCH_VERSION) ] || { echo "train-eval needs PyTorch under $(TORCH_TOOLS) (make torch)"; exit 1; }
@@ -155,9 +160,13 @@ train-eval: build torch
 	  nice -n 19 $(RELEASE) --seed $$n selfplay --game gomoku --rule $(RULE) --size $$n \
 	    --mover player --player-nodes $(NODES) --random-plies 2-8 --games $(GAMES) --parallel 1 \
 	    --eval-games $(EVAL_RUN)/games-$(RULE)-$$n.jsonl || exit 1; \
+	  nice -n 19 $(RELEASE) --seed 1$$n selfplay --game gomoku --rule $(RULE) --size $$n \
+	    --mover player --player-nodes $(NODES) --random-plies 2-8 --player-mistakes $(MISTAKES) \
+	    --games $(MGAMES) --parallel 1 --eval-games $(EVAL_RUN)/mistakes-$(RULE)-$$n.jsonl || exit 1; \
 	done
-	nice -n 19 $(EVAL_PY) train --data $(foreach n,$(SIZES),$(EVAL_RUN)/games-$(RULE)-$(n).jsonl) \
-	  --rule $(RULE) --out $(EVAL_RUN)/train --steps $(STEPS) --threads 2 $(EVAL_ARGS)
+	nice -n 19 $(EVAL_PY) train --data $(foreach n,$(SIZES),$(EVAL_RUN)/games-$(RULE)-$(n).jsonl $(EVAL_RUN)/mistakes-$(RULE)-$(n).jsonl) \
+	  --rule $(RULE) --out $(EVAL_RUN)/train --steps $(STEPS) --seconds $(SECONDS) --threads 2 \
+	  --residual --lambda 1.0 --log-every 1000 $(EVAL_ARGS)
 	$(EVAL_PY) export $(EVAL_RUN)/train/best.pt --out weights/gomoku_eval_$(RULE).bin \
 	  --golden weights/gomoku_eval_$(RULE).golden.txt
 

@@ -517,8 +517,8 @@ pub fn shipped() -> Vec<Arc<EvalNet>> {
 }
 
 /// Whether `--eval auto` uses the shipped network for `rule` (the gate's verdict, recorded
-/// in docs/players.md): under no rule yet, the shipped freestyle network lost its gate
-/// against the pattern evaluation.
+/// in docs/players.md): under no rule yet. The shipped freestyle network has not beaten the
+/// pattern evaluation on both board sizes by a margin its gate accepts.
 pub fn default_for(_rule: Rule) -> bool {
     false
 }
