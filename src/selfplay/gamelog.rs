@@ -19,7 +19,9 @@
 //! position before `moves[i]` (side to move's view, thousandths of a logit, as the player's
 //! leaves use it), `null` where no score was kept or the position is not one the player
 //! evaluates statically (a threat must be answered or wins); a residual eval net learns its
-//! correction to it. Older logs have no `classic` field.
+//! correction to it. Older logs have no `classic` field. Games played with
+//! `--player-mistakes P` carry `"mistakes":P` after `nodes` (absent when 0): their unscored
+//! moves include the random ones.
 //!
 //! Resuming: a game is a function of the seed and its index, each line is appended in one
 //! write, and [`GameLog::open`] reads the indices already in the file (they may come in any
