@@ -41,7 +41,7 @@ use super::PlayedGame;
 use crate::game::gomoku::{Gomoku, Rule};
 use crate::game::Color;
 use crate::game::Game;
-use crate::search::gomoku::alphabeta::{eval_features, static_eval, tuned_eval};
+use crate::search::gomoku::alphabeta::classic_value;
 
 /// One game of a game log (one JSON line).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -228,7 +228,7 @@ impl GameLog {
         };
         for (i, &m) in g.moves.iter().enumerate() {
             if g.scores.get(i).copied().flatten().is_some() {
-                out[i] = eval_features(&b).map(|f| static_eval(tuned_eval(&f), 0));
+                out[i] = classic_value(&b);
             }
             if b.play(m).is_err() {
                 break;
@@ -259,6 +259,7 @@ impl GameLog {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::search::gomoku::alphabeta::{eval_features, static_eval, tuned_eval};
 
     fn setting() -> LogSetting {
         LogSetting {

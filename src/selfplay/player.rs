@@ -100,9 +100,20 @@ pub fn play_game(
     let random_plies = pcfg.random_plies_of(cfg.seed, index);
     drive_game(start, cfg, index, |g, legal, ply, rng| {
         let mut policy = vec![0.0f32; actions];
-        if ply < random_plies {
-            // No target (the flag says so); the record still needs a distribution.
-            let pool = near_centre(g, legal, OPENING_RADIUS);
+        // A random move, in the opening or as a mistake: no target (the flag says so) and no
+        // score; the record still needs a distribution.
+        let pool: Vec<Move> = if ply < random_plies {
+            near_centre(g, legal, OPENING_RADIUS)
+        } else if pcfg.mistakes > 0.0 && rng.unit() < pcfg.mistakes {
+            legal
+                .iter()
+                .copied()
+                .filter(|&m| g.near_stone(g.cell_of(m)))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        if !pool.is_empty() {
             let p = 1.0 / legal.len() as f32;
             legal.iter().for_each(|&m| policy[m as usize] = p);
             return Ok(Choice {
@@ -112,24 +123,6 @@ pub fn play_game(
                 root_cost: f32::NAN,
                 score: None,
             });
-        }
-        if pcfg.mistakes > 0.0 && rng.unit() < pcfg.mistakes {
-            let near: Vec<Move> = legal
-                .iter()
-                .copied()
-                .filter(|&m| g.near_stone(g.cell_of(m)))
-                .collect();
-            if !near.is_empty() {
-                let mv = near[rng.below(near.len())];
-                policy[mv as usize] = 1.0;
-                return Ok(Choice {
-                    mv,
-                    policy,
-                    full: false,
-                    root_cost: f32::NAN,
-                    score: None,
-                });
-            }
         }
         let r = player.search(g, &limits, &stop, &mut |_| {});
         // The player only fails to name a move where none is legal (never asked here), but
@@ -174,6 +167,13 @@ mod tests {
         }
     }
 
+    /// Whether the opponent of the side to move has a point that makes five on this 15x15
+    /// board: the block the player plays without a search.
+    fn four_to_block(g: &Gomoku) -> bool {
+        let opp = g.to_move().opp();
+        (0..225).any(|p: Move| g.stone(p).is_none() && g.makes_five(g.cell_of(p), opp))
+    }
+
     /// The random opening stays near the centre and is no policy target; the player's moves
     /// are one-hot targets; the same seed replays the same game.
     #[test]
@@ -208,10 +208,7 @@ mod tests {
         let mut g = start.clone();
         for (t, &m) in a.moves.iter().enumerate() {
             if t >= 3 && a.scores[t].is_none() {
-                let opp = g.to_move().opp();
-                let five =
-                    (0..225).any(|p: Move| g.stone(p).is_none() && g.makes_five(g.cell_of(p), opp));
-                assert!(five, "ply {t}");
+                assert!(four_to_block(&g), "ply {t}");
             }
             g.play_unchecked(m);
         }
@@ -259,14 +256,9 @@ mod tests {
         let mut g = start.clone();
         let mut mistakes = 0;
         for (t, &m) in a.moves.iter().enumerate() {
-            if t >= 2 && a.scores[t].is_none() {
-                let opp = g.to_move().opp();
-                let block =
-                    (0..225).any(|p: Move| g.stone(p).is_none() && g.makes_five(g.cell_of(p), opp));
-                if !block {
-                    assert!(g.near_stone(g.cell_of(m)), "ply {t}");
-                    mistakes += 1;
-                }
+            if t >= 2 && a.scores[t].is_none() && !four_to_block(&g) {
+                assert!(g.near_stone(g.cell_of(m)), "ply {t}");
+                mistakes += 1;
             }
             g.play_unchecked(m);
         }

@@ -384,6 +384,13 @@ pub fn eval_features(g: &Gomoku) -> Option<[i32; EVAL_FEATURES]> {
     }
 }
 
+/// The pattern evaluation's value of `g` as a leaf of the player scores it ([`static_eval`]
+/// of the tuned sum; side to move's view, thousandths of a logit), `None` where the player
+/// never evaluates `g` statically (see [`eval_features`]).
+pub fn classic_value(g: &Gomoku) -> Option<i32> {
+    eval_features(g).map(|f| static_eval(tuned_eval(&f), 0))
+}
+
 /// The tuned evaluation of a feature vector (thousandths of a logit, side to move's view).
 #[inline]
 pub fn tuned_eval(f: &[i32; EVAL_FEATURES]) -> i32 {

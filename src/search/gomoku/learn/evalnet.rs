@@ -326,7 +326,8 @@ impl EvalNet {
     }
 
     /// This network marked residual or not (the weights unchanged): for tests.
-    pub fn with_residual(mut self, residual: bool) -> EvalNet {
+    #[cfg(test)]
+    pub(crate) fn with_residual(mut self, residual: bool) -> EvalNet {
         self.residual = residual;
         self
     }
