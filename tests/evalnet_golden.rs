@@ -54,12 +54,12 @@ fn shipped_evaluation_networks_match_their_golden_values() {
             for (x, y) in moves {
                 let m = (y * w + x) as Move;
                 g.play(m).unwrap_or_else(|e| panic!("{line}: {e:?}"));
-                accs.iter_mut().for_each(|a| a.update(&g, g.cell_of(m)));
+                accs.iter_mut().for_each(|a| a.played(g.cell_of(m)));
             }
             let walk = net.evaluate(&g);
             assert!((walk - want).abs() < 2e-3, "{line}: walk {walk}");
-            for a in &accs {
-                let v = a.value(g.to_move());
+            for a in &mut accs {
+                let v = a.value(&g);
                 assert!((v - want).abs() < 2e-3, "{line}: {:?} {v}", a.simd());
             }
             lines += 1;

@@ -673,8 +673,8 @@ fn classify_impl(
 /// is on the scale of the pattern evaluation, which was fitted as a logit too. Bounded far
 /// below the proven scores.
 #[inline]
-fn net_eval(a: &Accumulator, to_move: Color) -> i32 {
-    let v = a.value(to_move) * (1000.0 / 1.5);
+fn net_eval(a: &mut Accumulator, g: &Gomoku) -> i32 {
+    let v = a.value(g) * (1000.0 / 1.5);
     v.clamp(-(WIN_THRESHOLD / 4) as f32, (WIN_THRESHOLD / 4) as f32) as i32
 }
 
@@ -971,11 +971,19 @@ impl AlphaBeta {
         }
     }
 
-    /// Keeps the network's sums in step after a stone was placed on or taken from `cell`.
+    /// Tells the network's sums that a stone was placed on `cell`.
     #[inline(always)]
-    fn eval_moved(&mut self, g: &Gomoku, cell: usize) {
+    fn eval_played(&mut self, cell: usize) {
         if let Some(a) = &mut self.acc {
-            a.update(g, cell);
+            a.played(cell);
+        }
+    }
+
+    /// Tells the network's sums that the last stone was taken back.
+    #[inline(always)]
+    fn eval_taken_back(&mut self) {
+        if let Some(a) = &mut self.acc {
+            a.taken_back();
         }
     }
 
@@ -1107,8 +1115,8 @@ impl AlphaBeta {
         let residual = self.acc.as_ref().is_some_and(|a| a.net().residual());
         let tuned = self.acc.is_none() || residual;
         let (tactic, mut sum_me, mut sum_opp, my_four) = classify_node(g, &mut cands, tuned, leaf);
-        if let (Some(a), Tactic::Defend | Tactic::Quiet) = (&self.acc, &tactic) {
-            let v = net_eval(a, g.to_move());
+        if let (Some(a), Tactic::Defend | Tactic::Quiet) = (&mut self.acc, &tactic) {
+            let v = net_eval(a, g);
             (sum_me, sum_opp) = (if residual { sum_me + v } else { v }, 0);
         }
         let mut child_depth = depth - 1;
@@ -1215,7 +1223,7 @@ impl AlphaBeta {
             }
             let m = g.move_of(c.cell);
             g.play_unchecked(m);
-            self.eval_moved(g, c.cell);
+            self.eval_played(c.cell);
             let score = match g.outcome() {
                 Some(Outcome::Win(_)) => WIN - ply as i32 - 1,
                 Some(Outcome::Draw) => 0,
@@ -1256,7 +1264,7 @@ impl AlphaBeta {
                 }
             };
             g.undo();
-            self.eval_moved(g, c.cell);
+            self.eval_taken_back();
             if self.aborted {
                 self.stack[ply] = cands;
                 return 0;
@@ -1351,7 +1359,7 @@ impl AlphaBeta {
             budget.nodes += 1;
             let m = g.move_of(c.cell);
             g.play_unchecked(m);
-            self.eval_moved(g, c.cell);
+            self.eval_played(c.cell);
             let score = match g.outcome() {
                 Some(Outcome::Win(_)) => WIN - 1,
                 Some(Outcome::Draw) => 0,
@@ -1369,7 +1377,7 @@ impl AlphaBeta {
                 }
             };
             g.undo();
-            self.eval_moved(g, c.cell);
+            self.eval_taken_back();
             if self.aborted {
                 break;
             }

@@ -579,18 +579,35 @@ static HALF: Lazy<[[[u8; 1 << HALF_BITS]; 2]; 2]> = Lazy::new(|| {
 /// The point's own state per view, indexed by its cell value (off the board never asked).
 const CENTRE: [[u16; 4]; 2] = [[0, 1, 2, 0], [0, 2, 1, 0]];
 
-/// Shape code of the on-board `cell` in direction `d` for `view` (0 Black, 1 White).
+/// Bits of a line key around its point: [`REACH`] points on each side.
+const WINDOW_BITS: usize = 2 * HALF_BITS;
+
+/// Per view, the pair of half-line shapes ([`pair`]) of each window of a line key: the key's
+/// bits 4..16, which hold offsets -3..=-1 (the nearest in the high bits) and +1..=+3 (the
+/// nearest in the low bits). One lookup instead of two and the pair's arithmetic, in the
+/// update's inner loop. The halves are unordered, so the direction's sign does not matter.
+static PAIR_OF_WINDOW: Lazy<PairTable> = Lazy::new(|| {
+    const MASK: usize = (1 << HALF_BITS) - 1;
+    let mut t = [[0u16; 1 << WINDOW_BITS]; 2];
+    for (view, tv) in t.iter_mut().enumerate() {
+        for (w, p) in tv.iter_mut().enumerate() {
+            let neg = HALF[view][1][w & MASK] as u16;
+            let pos = HALF[view][0][(w >> HALF_BITS) & MASK] as u16;
+            *p = pair(neg, pos);
+        }
+    }
+    t
+});
+
+/// [`PAIR_OF_WINDOW`]'s type (taken once per update: each use of the lazy static checks it).
+type PairTable = [[u16; 1 << WINDOW_BITS]; 2];
+
+/// Shape codes of the on-board `cell` in direction `d` for both views (Black's, White's).
 #[inline(always)]
-fn code_of(g: &Gomoku, cell: usize, d: usize, view: usize) -> u16 {
-    let k = g.line_key(cell, d);
-    // Key slots 2..=4 hold offsets -3..=-1 (the nearest in the high bits), 5..=7 offsets
-    // +1..=+3 (the nearest in the low bits). The halves are unordered, so the direction's
-    // sign does not matter.
-    const MASK: u32 = (1 << HALF_BITS) - 1;
-    let neg = HALF[view][1][((k >> 4) & MASK) as usize] as u16;
-    let pos = HALF[view][0][((k >> 10) & MASK) as usize] as u16;
-    let centre = CENTRE[view][g.cell_value(cell) as usize & 3];
-    centre * PAIRS as u16 + pair(neg, pos)
+fn codes_of(pairs: &PairTable, g: &Gomoku, cell: usize, d: usize) -> [u16; 2] {
+    let w = (g.line_key(cell, d) >> 4) as usize & ((1 << WINDOW_BITS) - 1);
+    let centre = g.cell_value(cell) as usize & 3;
+    [0, 1].map(|view| CENTRE[view][centre] * PAIRS as u16 + pairs[view][w])
 }
 
 /// Which instruction set the accumulator's updates use.
@@ -639,8 +656,16 @@ impl Simd {
 }
 
 /// The network's running sums for one board, kept in step with its moves: call
-/// [`Accumulator::reset`] once, then [`Accumulator::update`] after every stone placed or
-/// taken back.
+/// [`Accumulator::reset`] once, then [`Accumulator::played`] after every stone placed and
+/// [`Accumulator::taken_back`] after every stone taken back; [`Accumulator::value`] reads
+/// the evaluation.
+///
+/// Why lazily: a search makes many moves whose position it never evaluates (a table cut, a
+/// win found by the threat checks, a forced block), and takes each back again. Moves are
+/// only noted until a value is asked for; then the sums catch up with every noted move at
+/// once, and what they overwrite is saved, so that taking those moves back copies it back
+/// instead of computing the shapes again. A move taken back before it was applied costs
+/// nothing.
 #[derive(Clone)]
 pub struct Accumulator {
     net: Arc<EvalNet>,
@@ -653,6 +678,30 @@ pub struct Accumulator {
     feats: Vec<i16>,
     /// Per view, the sum of the clipped features over the board (wrapping; read unsigned).
     sums: Vec<i16>,
+    /// The cells of the stones placed since the reset and still on the board, in order.
+    moves: Vec<u16>,
+    /// How many of `moves` the codes, features and sums include.
+    applied: usize,
+    /// One per catch-up that applied moves, oldest first.
+    frames: Vec<Frame>,
+    /// Per point saved by a frame: the cell and its codes as they were (its two feature
+    /// rows are the matching `2 C` entries of `saved_rows`).
+    saved: Vec<(u16, [[u16; 4]; 2])>,
+    /// The frames' sums (`2 C` each, at the frame's start) and the saved points' rows.
+    saved_rows: Vec<i16>,
+    /// Per padded cell, the frame number that last saved it (saved once per frame).
+    stamp: Vec<u32>,
+    /// The current frame's number.
+    epoch: u32,
+}
+
+/// One catch-up: the moves `moves[from..]` (up to the next frame's `from`) were applied,
+/// and what they changed was saved from `saved[saved_from..]`, `saved_rows[rows_from..]`.
+#[derive(Clone, Copy)]
+struct Frame {
+    from: usize,
+    saved_from: usize,
+    rows_from: usize,
 }
 
 impl Accumulator {
@@ -672,6 +721,13 @@ impl Accumulator {
             codes: Vec::new(),
             feats: Vec::new(),
             sums: Vec::new(),
+            moves: Vec::new(),
+            applied: 0,
+            frames: Vec::new(),
+            saved: Vec::new(),
+            saved_rows: Vec::new(),
+            stamp: Vec::new(),
+            epoch: 0,
         }
     }
 
@@ -696,13 +752,22 @@ impl Accumulator {
         self.feats.resize(2 * cells * c, 0);
         self.sums.clear();
         self.sums.resize(2 * c, 0);
+        self.moves.clear();
+        self.applied = 0;
+        self.frames.clear();
+        self.saved.clear();
+        self.saved_rows.clear();
+        self.stamp.clear();
+        self.stamp.resize(cells, 0);
+        self.epoch = 0;
+        let pairs: &PairTable = &PAIR_OF_WINDOW;
         for m in 0..g.num_actions() {
             let cell = g.cell_of(m as crate::game::Move);
             for view in 0..2 {
                 let f = &mut self.feats[(view * cells + cell) * c..][..c];
                 f.copy_from_slice(&self.net.bias);
                 for d in 0..4 {
-                    let code = code_of(g, cell, d, view);
+                    let code = codes_of(pairs, g, cell, d)[view];
                     self.codes[cell][view][d] = code;
                     let t = &self.net.table[code as usize * c..][..c];
                     for (x, y) in f.iter_mut().zip(t) {
@@ -716,63 +781,141 @@ impl Accumulator {
         }
     }
 
-    /// Brings the sums up to date after a stone was placed on, or removed from, the padded
-    /// `cell` of `g` (the board as it is now; the accumulator as it was before).
+    /// Notes that a stone was placed on the padded `cell` (call it after the move).
     #[inline]
-    pub fn update(&mut self, g: &Gomoku, cell: usize) {
+    pub fn played(&mut self, cell: usize) {
+        self.moves.push(cell as u16);
+    }
+
+    /// Takes back the last noted stone (call it after the board took it back).
+    #[inline]
+    pub fn taken_back(&mut self) {
+        self.moves.pop();
+        if self.applied > self.moves.len() {
+            // The last frame applied this move (and maybe a few before it, which are noted
+            // again as not applied).
+            let Some(f) = self.frames.pop() else {
+                return;
+            };
+            let c = self.net.channels;
+            for (k, &(cell, codes)) in self.saved[f.saved_from..].iter().enumerate() {
+                let cell = cell as usize;
+                self.codes[cell] = codes;
+                let rows = &self.saved_rows[f.rows_from + (k + 1) * 2 * c..][..2 * c];
+                for view in 0..2 {
+                    self.feats[(view * self.cells + cell) * c..][..c]
+                        .copy_from_slice(&rows[view * c..][..c]);
+                }
+            }
+            self.sums
+                .copy_from_slice(&self.saved_rows[f.rows_from..][..2 * c]);
+            self.saved.truncate(f.saved_from);
+            self.saved_rows.truncate(f.rows_from);
+            self.applied = f.from;
+        }
+    }
+
+    /// Applies the noted moves that are not applied yet; `g` is the board with all of them.
+    #[inline]
+    fn catch_up(&mut self, g: &Gomoku) {
+        if self.applied == self.moves.len() {
+            return;
+        }
         match self.simd {
             #[cfg(target_arch = "x86_64")]
             // SAFETY: `with_simd` keeps `Avx2` only where the processor reports AVX2.
-            Simd::Avx2 => unsafe { self.update_avx2(g, cell) },
+            Simd::Avx2 => unsafe { self.catch_up_avx2(g) },
             #[cfg(target_arch = "x86_64")]
             // SAFETY: `with_simd` keeps `Avx512` only where the processor reports AVX-512BW.
-            Simd::Avx512 => unsafe { self.update_avx512(g, cell) },
-            _ => self.update_body(g, cell),
+            Simd::Avx512 => unsafe { self.catch_up_avx512(g) },
+            _ => self.catch_up_body(g),
         }
     }
 
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2")]
-    unsafe fn update_avx2(&mut self, g: &Gomoku, cell: usize) {
-        self.update_body(g, cell)
+    unsafe fn catch_up_avx2(&mut self, g: &Gomoku) {
+        self.catch_up_body(g)
     }
 
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx512bw")]
-    unsafe fn update_avx512(&mut self, g: &Gomoku, cell: usize) {
-        self.update_body(g, cell)
+    unsafe fn catch_up_avx512(&mut self, g: &Gomoku) {
+        self.catch_up_body(g)
     }
 
-    /// The update itself, compiled once per instruction set.
+    /// The catch-up, compiled once per instruction set, with the common channel counts
+    /// fixed at compile time (whole-register loops, fixed-size copies).
     #[inline(always)]
-    fn update_body(&mut self, g: &Gomoku, cell: usize) {
-        for d in 0..4 {
-            self.refresh(g, cell, d);
-            let step = g.delta(d);
-            for sign in [-1isize, 1] {
-                let mut q = cell;
-                for _ in 0..REACH {
-                    q = q.wrapping_add_signed(sign * step);
-                    if g.cell_value(q) == crate::game::gomoku::pattern::WALL {
-                        break;
-                    }
-                    self.refresh(g, q, d);
-                }
-            }
+    fn catch_up_body(&mut self, g: &Gomoku) {
+        match self.net.channels {
+            16 => self.catch_up_c::<16>(g),
+            32 => self.catch_up_c::<32>(g),
+            _ => self.catch_up_c::<0>(g),
         }
     }
 
-    /// Recomputes the shape of `cell` in direction `d` in both views and, where it changed,
-    /// moves the point's features and the view's sum.
+    /// The catch-up for `C` channels (0: the network's count, read at run time). Each
+    /// point's shapes are computed from the board as it is now, so the order of the moves
+    /// does not matter, and a shape two moves changed is moved once.
     #[inline(always)]
-    fn refresh(&mut self, g: &Gomoku, cell: usize, d: usize) {
-        let c = self.net.channels;
+    fn catch_up_c<const C: usize>(&mut self, g: &Gomoku) {
+        if self.epoch == u32::MAX {
+            self.stamp.iter_mut().for_each(|s| *s = 0);
+            self.epoch = 0;
+        }
+        self.epoch += 1;
+        self.frames.push(Frame {
+            from: self.applied,
+            saved_from: self.saved.len(),
+            rows_from: self.saved_rows.len(),
+        });
+        self.saved_rows.extend_from_slice(&self.sums);
+        let pairs: &PairTable = &PAIR_OF_WINDOW;
+        for k in self.applied..self.moves.len() {
+            let cell = self.moves[k] as usize;
+            for d in 0..4 {
+                self.refresh::<C>(pairs, g, cell, d);
+                let step = g.delta(d);
+                for sign in [-1isize, 1] {
+                    let mut q = cell;
+                    for _ in 0..REACH {
+                        q = q.wrapping_add_signed(sign * step);
+                        if g.cell_value(q) == crate::game::gomoku::pattern::WALL {
+                            break;
+                        }
+                        self.refresh::<C>(pairs, g, q, d);
+                    }
+                }
+            }
+        }
+        self.applied = self.moves.len();
+    }
+
+    /// Recomputes the shape of `cell` in direction `d` in both views and, where it changed,
+    /// moves the point's features and the view's sum (saving the point first, once a frame).
+    #[inline(always)]
+    fn refresh<const C: usize>(&mut self, pairs: &PairTable, g: &Gomoku, cell: usize, d: usize) {
+        let c = if C > 0 { C } else { self.net.channels };
+        let new = codes_of(pairs, g, cell, d);
+        let old = [self.codes[cell][0][d], self.codes[cell][1][d]];
+        if old == new {
+            return;
+        }
+        if self.stamp[cell] != self.epoch {
+            self.stamp[cell] = self.epoch;
+            self.saved.push((cell as u16, self.codes[cell]));
+            for view in 0..2 {
+                let f = &self.feats[(view * self.cells + cell) * c..][..c];
+                self.saved_rows.extend_from_slice(f);
+            }
+        }
         for view in 0..2 {
-            let new = code_of(g, cell, d, view);
-            let old = std::mem::replace(&mut self.codes[cell][view][d], new);
+            let (new, old) = (new[view], old[view]);
             if old == new {
                 continue;
             }
+            self.codes[cell][view][d] = new;
             let add = &self.net.table[new as usize * c..][..c];
             let sub = &self.net.table[old as usize * c..][..c];
             let f = &mut self.feats[(view * self.cells + cell) * c..][..c];
@@ -788,10 +931,11 @@ impl Accumulator {
         }
     }
 
-    /// The logit of the side to move (`to_move`) winning.
-    pub fn value(&self, to_move: Color) -> f32 {
+    /// The logit of the side to move of `g` winning; `g` is the board with every noted move.
+    pub fn value(&mut self, g: &Gomoku) -> f32 {
+        self.catch_up(g);
         let c = self.net.channels;
-        let me = to_move.index();
+        let me = g.to_move().index();
         let own = &self.sums[me * c..][..c];
         let other = &self.sums[(1 - me) * c..][..c];
         match self.simd {
@@ -803,8 +947,10 @@ impl Accumulator {
         }
     }
 
-    /// Per view (0 Black, 1 White), the unsigned sums: what [`EvalNet::evaluate`] adds up.
-    pub fn sums(&self) -> [Vec<u16>; 2] {
+    /// Per view (0 Black, 1 White), the unsigned sums: what [`EvalNet::evaluate`] adds up,
+    /// after catching up with the noted moves on `g`.
+    pub fn sums(&mut self, g: &Gomoku) -> [Vec<u16>; 2] {
+        self.catch_up(g);
         let c = self.net.channels;
         [0, 1].map(|v| {
             self.sums[v * c..(v + 1) * c]
@@ -825,7 +971,7 @@ mod tests {
     fn reference_sums(net: &EvalNet, g: &Gomoku) -> [Vec<u16>; 2] {
         let mut a = Accumulator::with_simd(Arc::new(net.clone()), Simd::Scalar);
         a.reset(g);
-        a.sums()
+        a.sums(g)
     }
 
     /// The half-line ids cover 0..HALF_SHAPES exactly once per view and order over the
@@ -875,48 +1021,69 @@ mod tests {
         moves
     }
 
-    /// Along random games with take-backs, on several board sizes (the edges matter), the
-    /// incremental sums equal the board walk's after every move and every undo, on every
-    /// instruction set this processor has; and the values agree.
+    /// Along random games with take-backs of one to three moves, on several board sizes
+    /// (the edges matter), the sums equal the board walk's whenever they are read, however
+    /// many moves were noted since the last read and however many of those were taken back
+    /// unread, on every instruction set this processor has; and the values agree.
     #[test]
     fn incremental_sums_equal_the_board_walk() {
-        let net = Arc::new(EvalNet::random(Rule::Freestyle, 32, 16, 7));
-        for simd in [Simd::Scalar, Simd::Avx2, Simd::Avx512] {
-            if !simd.available() {
-                eprintln!("NOTICE: {simd:?} not available here; its update is not tested");
-                continue;
-            }
-            for (size, seed) in [(5, 1), (9, 2), (15, 3), (20, 4), (22, 5)] {
-                let mut g = Gomoku::new(size, size, Rule::Freestyle).unwrap();
-                let mut acc = Accumulator::with_simd(net.clone(), simd);
-                assert_eq!(acc.simd(), simd);
-                acc.reset(&g);
-                let moves = random_game(size, size * size / 2, seed);
-                let mut rng = Rng::new(seed);
-                for &m in &moves {
-                    g.play(m).unwrap();
-                    acc.update(&g, g.cell_of(m));
-                    assert_eq!(acc.sums(), reference_sums(&net, &g));
-                    let (v, r) = (acc.value(g.to_move()), net.evaluate(&g));
-                    assert!((v - r).abs() < 1e-4, "{v} vs {r}");
-                    if rng.below(4) == 0 {
-                        g.undo();
-                        acc.update(&g, g.cell_of(m));
-                        assert_eq!(acc.sums(), reference_sums(&net, &g));
-                        g.play(m).unwrap();
-                        acc.update(&g, g.cell_of(m));
-                    }
+        for channels in [32, 48] {
+            let net = Arc::new(EvalNet::random(Rule::Freestyle, channels, 16, 7));
+            for simd in [Simd::Scalar, Simd::Avx2, Simd::Avx512] {
+                if !simd.available() {
+                    eprintln!("NOTICE: {simd:?} not available here; its update is not tested");
+                    continue;
                 }
-                while g.stones() > 0 {
-                    let m = g.history_cells().last().unwrap().0;
-                    g.undo();
-                    acc.update(&g, m);
+                for (size, seed) in [(5, 1), (9, 2), (15, 3), (20, 4), (22, 5)] {
+                    check_a_game(&net, simd, size, seed);
                 }
-                let mut fresh = Accumulator::with_simd(net.clone(), simd);
-                fresh.reset(&g);
-                assert_eq!(acc.sums(), fresh.sums(), "back at the empty board");
             }
         }
+    }
+
+    fn check_a_game(net: &Arc<EvalNet>, simd: Simd, size: usize, seed: u64) {
+        let mut g = Gomoku::new(size, size, Rule::Freestyle).unwrap();
+        let mut acc = Accumulator::with_simd(net.clone(), simd);
+        assert_eq!(acc.simd(), simd);
+        acc.reset(&g);
+        let moves = random_game(size, size * size / 2, seed);
+        let mut rng = Rng::new(seed);
+        let mut reads = 0;
+        for &m in &moves {
+            g.play(m).unwrap();
+            acc.played(g.cell_of(m));
+            // Read after about half the moves: the others pile up unread.
+            if rng.below(2) == 0 {
+                reads += 1;
+                assert_eq!(acc.sums(&g), reference_sums(net, &g));
+                let (v, r) = (acc.value(&g), net.evaluate(&g));
+                assert!((v - r).abs() < 1e-4, "{v} vs {r}");
+            }
+            if rng.below(4) == 0 {
+                let back = 1 + rng.below(3).min(g.stones() - 1);
+                let mut taken = Vec::new();
+                for _ in 0..back {
+                    taken.push(g.history_cells().last().unwrap().0);
+                    g.undo();
+                    acc.taken_back();
+                    if rng.below(2) == 0 {
+                        assert_eq!(acc.sums(&g), reference_sums(net, &g));
+                    }
+                }
+                for &cell in taken.iter().rev() {
+                    g.play(g.move_of(cell)).unwrap();
+                    acc.played(cell);
+                }
+            }
+        }
+        assert!(reads > 0);
+        while g.stones() > 0 {
+            g.undo();
+            acc.taken_back();
+        }
+        let mut fresh = Accumulator::with_simd(net.clone(), simd);
+        fresh.reset(&g);
+        assert_eq!(acc.sums(&g), fresh.sums(&g), "back at the empty board");
     }
 
     /// The walk is an independent reference: it reads stones, not line keys; this checks
@@ -930,7 +1097,7 @@ mod tests {
         }
         let mut acc = Accumulator::with_simd(Arc::new(net.clone()), Simd::Scalar);
         acc.reset(&g);
-        assert!((acc.value(g.to_move()) - net.evaluate(&g)).abs() < 1e-5);
+        assert!((acc.value(&g) - net.evaluate(&g)).abs() < 1e-5);
         // Different positions give different sums (the features see the stones).
         let mut h = g.clone();
         h.undo();
