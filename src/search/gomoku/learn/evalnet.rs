@@ -13,8 +13,10 @@
 //! Why this shape of network: the board already keeps each point's line keys
 //! ([`Gomoku::line_key`]), so a move changes the shapes of at most 25 points per view (the
 //! point itself in four directions, three points on each side in one), and the sums follow
-//! by adding the changed points' clipped features before and after. The same update undoes a
-//! move, because it recomputes the shapes from the board rather than remembering them.
+//! by adding the changed points' clipped features before and after. The update recomputes
+//! the shapes from the board rather than from the move, so several moves can be applied at
+//! once, in any order; taking moves back restores what the update saved (see
+//! [`Accumulator`]).
 //! Every feature and sum is int16 in wrapping arithmetic: a sum of clipped features is at
 //! most 484 points times 128, under 2^16, so the wrapped sum read as unsigned is exact, and
 //! the vector code (AVX2, AVX-512) and the scalar reference give the same bits.
