@@ -1,6 +1,6 @@
 //! Times the evaluation network's parts: the accumulator's update of a move (placed, the
-//! sums brought up to date, taken back) and the head, on random lines of play (`cargo run --release --example
-//! evalnet_speed`).
+//! sums brought up to date, taken back) and the head, on random lines of play
+//! (`cargo run --release --example evalnet_speed`).
 use std::sync::Arc;
 use std::time::Instant;
 

@@ -687,10 +687,12 @@ pub struct Accumulator {
     /// One per catch-up that applied moves, oldest first.
     frames: Vec<Frame>,
     /// Per point saved by a frame: the cell and its codes as they were (its two feature
-    /// rows are the matching `2 C` entries of `saved_rows`).
+    /// rows, Black's view first, are entry `k`'s `2 C` values of `saved_rows`).
     saved: Vec<(u16, [[u16; 4]; 2])>,
-    /// The frames' sums (`2 C` each, at the frame's start) and the saved points' rows.
+    /// The saved points' feature rows, `2 C` per entry of `saved`.
     saved_rows: Vec<i16>,
+    /// Per frame, the sums at its start (`2 C` each).
+    saved_sums: Vec<i16>,
     /// Per padded cell, the frame number that last saved it (saved once per frame).
     stamp: Vec<u32>,
     /// The current frame's number.
@@ -698,12 +700,11 @@ pub struct Accumulator {
 }
 
 /// One catch-up: the moves `moves[from..]` (up to the next frame's `from`) were applied,
-/// and what they changed was saved from `saved[saved_from..]`, `saved_rows[rows_from..]`.
+/// and the points they changed were saved from `saved[saved_from..]`.
 #[derive(Clone, Copy)]
 struct Frame {
     from: usize,
     saved_from: usize,
-    rows_from: usize,
 }
 
 impl Accumulator {
@@ -728,6 +729,7 @@ impl Accumulator {
             frames: Vec::new(),
             saved: Vec::new(),
             saved_rows: Vec::new(),
+            saved_sums: Vec::new(),
             stamp: Vec::new(),
             epoch: 0,
         }
@@ -759,18 +761,24 @@ impl Accumulator {
         self.frames.clear();
         self.saved.clear();
         self.saved_rows.clear();
+        self.saved_sums.clear();
         self.stamp.clear();
         self.stamp.resize(cells, 0);
         self.epoch = 0;
         let pairs: &PairTable = &PAIR_OF_WINDOW;
         for m in 0..g.num_actions() {
             let cell = g.cell_of(m as crate::game::Move);
+            for d in 0..4 {
+                let codes = codes_of(pairs, g, cell, d);
+                for (view, &code) in codes.iter().enumerate() {
+                    self.codes[cell][view][d] = code;
+                }
+            }
             for view in 0..2 {
                 let f = &mut self.feats[(view * cells + cell) * c..][..c];
                 f.copy_from_slice(&self.net.bias);
                 for d in 0..4 {
-                    let code = codes_of(pairs, g, cell, d)[view];
-                    self.codes[cell][view][d] = code;
+                    let code = self.codes[cell][view][d];
                     let t = &self.net.table[code as usize * c..][..c];
                     for (x, y) in f.iter_mut().zip(t) {
                         *x = x.wrapping_add(*y);
@@ -800,19 +808,20 @@ impl Accumulator {
                 return;
             };
             let c = self.net.channels;
-            for (k, &(cell, codes)) in self.saved[f.saved_from..].iter().enumerate() {
+            for (k, &(cell, codes)) in self.saved.iter().enumerate().skip(f.saved_from) {
                 let cell = cell as usize;
                 self.codes[cell] = codes;
-                let rows = &self.saved_rows[f.rows_from + (k + 1) * 2 * c..][..2 * c];
+                let rows = &self.saved_rows[k * 2 * c..][..2 * c];
                 for view in 0..2 {
                     self.feats[(view * self.cells + cell) * c..][..c]
                         .copy_from_slice(&rows[view * c..][..c]);
                 }
             }
-            self.sums
-                .copy_from_slice(&self.saved_rows[f.rows_from..][..2 * c]);
+            let at = self.frames.len() * 2 * c;
+            self.sums.copy_from_slice(&self.saved_sums[at..]);
             self.saved.truncate(f.saved_from);
-            self.saved_rows.truncate(f.rows_from);
+            self.saved_rows.truncate(f.saved_from * 2 * c);
+            self.saved_sums.truncate(at);
             self.applied = f.from;
         }
     }
@@ -870,9 +879,8 @@ impl Accumulator {
         self.frames.push(Frame {
             from: self.applied,
             saved_from: self.saved.len(),
-            rows_from: self.saved_rows.len(),
         });
-        self.saved_rows.extend_from_slice(&self.sums);
+        self.saved_sums.extend_from_slice(&self.sums);
         let pairs: &PairTable = &PAIR_OF_WINDOW;
         for k in self.applied..self.moves.len() {
             let cell = self.moves[k] as usize;
