@@ -1796,6 +1796,11 @@ impl AlphaBeta {
             best_cell = cell;
             best_score = score;
             last_pv = self.pv(g, cell);
+            log::debug!(
+                "pcn: depth {depth} score {score} nodes {} ms {}",
+                budget.nodes,
+                budget.elapsed().as_millis()
+            );
             on_event(&SearchEvent::Info {
                 depth: depth as u32,
                 nodes: budget.nodes + helper_nodes.load(Ordering::Relaxed),
