@@ -1796,17 +1796,18 @@ impl AlphaBeta {
             best_cell = cell;
             best_score = score;
             last_pv = self.pv(g, cell);
+            let nodes = budget.nodes + helper_nodes.load(Ordering::Relaxed);
+            let elapsed = budget.elapsed();
             log::debug!(
-                "pcn: depth {depth} score {score} nodes {} ms {}",
-                budget.nodes,
-                budget.elapsed().as_millis()
+                "pcn: depth {depth} score {score} nodes {nodes} ms {}",
+                elapsed.as_millis()
             );
             on_event(&SearchEvent::Info {
                 depth: depth as u32,
-                nodes: budget.nodes + helper_nodes.load(Ordering::Relaxed),
+                nodes,
                 score,
                 pv: last_pv.clone(),
-                elapsed: budget.elapsed(),
+                elapsed,
             });
             if (score >= WIN_THRESHOLD || score <= -WIN_THRESHOLD)
                 && !self.unsound
