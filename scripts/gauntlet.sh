@@ -127,10 +127,14 @@ summarize() {
       res = rest; sub(/^[^)]*\): /, "", res); sub(/ .*/, "", res)
       reason = rest; sub(/^[^{]*\{/, "", reason); sub(/\}.*/, "", reason)
       if (black == pcn) { col = "black"; opp = white } else if (white == pcn) { col = "white"; opp = black } else next
+      gnum = $4 + 0
       n++
       if (res == "1-0") pts = (col == "black") ? 1 : 0
       else if (res == "0-1") pts = (col == "white") ? 1 : 0
       else pts = 0.5
+      # With -repeat, games 2k-1 and 2k play opening k with the colours swapped.
+      gpts[gnum] = pts
+      if (gnum > maxg) maxg = gnum
       if (pts == 1) { w++; wc[col]++ } else if (pts == 0) { l++; lc[col]++ } else { d++; dc[col]++ }
       games[col]++
       # Who lost by something other than the board: the side that did not score.
@@ -154,6 +158,23 @@ summarize() {
         wc["black"], dc["black"], lc["black"], wc["white"], dc["white"], lc["white"]
       printf "Score: %.1f%%\n", 100 * s
       printf "Elo: %s, 95%% interval [%s, %s]\n", fmt_elo(s), fmt_elo(lo), fmt_elo(hi)
+      # Per opening pair (pentanomial): where the opening decides a game whoever plays it,
+      # the two games of a pair are not independent, and the interval from the pair means is
+      # the honest one (narrower when pairs split 1-1, as fishtest reports paired games).
+      np = 0; ps = 0
+      for (k = 1; k < maxg; k += 2) {
+        if (!((k in gpts) && ((k + 1) in gpts))) continue
+        x = gpts[k] + gpts[k + 1]
+        pc[x]++; np++; ps += x / 2; px[np] = x / 2
+      }
+      if (np > 0) {
+        pm = ps / np; pv = 0
+        for (i = 1; i <= np; i++) pv += (px[i] - pm) ^ 2
+        pse = sqrt(pv / np / np)
+        printf "Pairs: %d (pcn points per opening pair 0 / 0.5 / 1 / 1.5 / 2: %d / %d / %d / %d / %d; %d games unpaired)\n", \
+          np, pc[0], pc[0.5], pc[1], pc[1.5], pc[2], n - 2 * np
+        printf "Elo (pairs): %s, 95%% interval [%s, %s]\n", fmt_elo(pm), fmt_elo(pm - 1.96 * pse), fmt_elo(pm + 1.96 * pse)
+      }
       printf "Time losses: %s %d, %s %d\n", pcn, tl[pcn], opp, tl[opp]
       if (serr[pcn] + serr[opp] > 0)
         printf "ERROR at START (scored by the manager as a time forfeit of the side to move): sent by %s %d, %s %d; games lost by %s %d, %s %d\n", \
