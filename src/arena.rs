@@ -98,9 +98,39 @@ pub struct Summary {
     pub draws: usize,
     /// A's losses.
     pub losses: usize,
+    /// Finished opening pairs (games `2k` and `2k + 1` play opening `k` with the colours
+    /// swapped) by A's points in the pair: index `i` counts pairs worth `i / 2` points
+    /// (0, ½, 1, 1½, 2).
+    pub pairs: [usize; 5],
+    /// Pairs with one game finished: the pair's number and A's half-points in that game.
+    pending: std::collections::BTreeMap<usize, usize>,
 }
 
 impl Summary {
+    /// Counts game `index` (0-based; its pair is `index / 2`) with A's `result`.
+    pub fn record(&mut self, index: usize, result: GameResult) {
+        let half = match result {
+            GameResult::AWin => {
+                self.wins += 1;
+                2
+            }
+            GameResult::Draw => {
+                self.draws += 1;
+                1
+            }
+            GameResult::BWin => {
+                self.losses += 1;
+                0
+            }
+        };
+        match self.pending.remove(&(index / 2)) {
+            Some(first) => self.pairs[first + half] += 1,
+            None => {
+                self.pending.insert(index / 2, half);
+            }
+        }
+    }
+
     /// Games counted.
     pub fn games(&self) -> usize {
         self.wins + self.draws + self.losses
@@ -139,10 +169,47 @@ impl Summary {
         (elo_of(p), (elo_of(hi) - elo_of(lo)) / 2.0)
     }
 
-    /// One-line summary.
+    /// Elo difference A - B and the half-width of its 95% interval from the finished
+    /// opening pairs (pentanomial: the normal approximation on the pair means), `None`
+    /// without a finished pair. Where an opening decides its games for whichever side holds
+    /// it, the two games of a pair split 1-1 whoever is stronger and are not independent;
+    /// the interval from the pairs is then the honest one (narrower than [`Self::elo`]'s).
+    pub fn pair_elo(&self) -> Option<(f64, f64)> {
+        let n: usize = self.pairs.iter().sum();
+        if n == 0 {
+            return None;
+        }
+        let n = n as f64;
+        let mean = |f: &dyn Fn(f64) -> f64| {
+            self.pairs
+                .iter()
+                .enumerate()
+                .map(|(i, &c)| c as f64 * f(i as f64 / 4.0))
+                .sum::<f64>()
+                / n
+        };
+        let p = mean(&|x| x);
+        if p <= 0.0 || p >= 1.0 {
+            let e = if p >= 1.0 {
+                f64::INFINITY
+            } else {
+                f64::NEG_INFINITY
+            };
+            return Some((e, f64::INFINITY));
+        }
+        let var = mean(&|x| (x - p) * (x - p));
+        let se = (var / n).sqrt();
+        let elo_of = |p: f64| -400.0 * (1.0 / p - 1.0).log10();
+        let lo = (p - 1.96 * se).max(1e-6);
+        let hi = (p + 1.96 * se).min(1.0 - 1e-6);
+        Some((elo_of(p), (elo_of(hi) - elo_of(lo)) / 2.0))
+    }
+
+    /// One-line summary; with finished opening pairs, their counts by A's points (0, ½, 1,
+    /// 1½, 2) and the Elo from them follow.
     pub fn line(&self, a: &str, b: &str) -> String {
         let (elo, err) = self.elo();
-        format!(
+        let mut line = format!(
             "Result {a} vs {b}: +{} ={} -{} ({} games), score {:.1}%, Elo {:+.0} +/- {:.0}",
             self.wins,
             self.draws,
@@ -151,7 +218,14 @@ impl Summary {
             100.0 * self.score(),
             elo,
             err
-        )
+        );
+        if let Some((pe, perr)) = self.pair_elo() {
+            let [p0, p1, p2, p3, p4] = self.pairs;
+            line.push_str(&format!(
+                "; pairs by {a}'s points 0/0.5/1/1.5/2: {p0}/{p1}/{p2}/{p3}/{p4}, Elo (pairs) {pe:+.0} +/- {perr:.0}"
+            ));
+        }
+        line
     }
 }
 
@@ -326,11 +400,7 @@ pub fn run_match(
                         Ok(rec) => {
                             if let Ok(mut guard) = shared.lock() {
                                 let (sum, cb) = &mut *guard;
-                                match rec.result {
-                                    GameResult::AWin => sum.wins += 1,
-                                    GameResult::Draw => sum.draws += 1,
-                                    GameResult::BWin => sum.losses += 1,
-                                }
+                                sum.record(rec.index, rec.result);
                                 cb(&rec, sum);
                             }
                         }
@@ -351,5 +421,60 @@ pub fn run_match(
     match shared.into_inner() {
         Ok((sum, _)) => Ok(sum),
         Err(p) => Ok(p.into_inner().0),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn summary_counts_opening_pairs() {
+        let mut s = Summary::default();
+        // Finished out of order, as with several games at once.
+        s.record(1, GameResult::BWin);
+        s.record(0, GameResult::AWin); // pair 0: 1 point
+        s.record(3, GameResult::AWin);
+        s.record(4, GameResult::Draw);
+        s.record(2, GameResult::AWin); // pair 1: 2 points
+        s.record(5, GameResult::BWin); // pair 2: 0.5 points
+        s.record(6, GameResult::AWin); // pair 3: unfinished
+        assert_eq!((s.wins, s.draws, s.losses), (4, 1, 2));
+        assert_eq!(s.pairs, [0, 1, 1, 0, 1]);
+        let means = [0.5, 1.0, 0.25];
+        let p: f64 = means.iter().sum::<f64>() / 3.0;
+        let var = means.iter().map(|x| (x - p) * (x - p)).sum::<f64>() / 3.0;
+        let se = (var / 3.0).sqrt();
+        let elo = |p: f64| -400.0 * (1.0 / p - 1.0).log10();
+        let (e, err) = s.pair_elo().expect("three pairs");
+        assert!((e - elo(p)).abs() < 1e-9, "{e}");
+        let want = (elo(p + 1.96 * se) - elo(p - 1.96 * se)) / 2.0;
+        assert!((err - want).abs() < 1e-9, "{err} against {want}");
+        let line = s.line("x", "y");
+        assert!(
+            line.ends_with(&format!(
+                "; pairs by x's points 0/0.5/1/1.5/2: 0/1/1/0/1, Elo (pairs) {:+.0} +/- {:.0}",
+                elo(p),
+                want
+            )),
+            "{line}"
+        );
+    }
+
+    #[test]
+    fn split_pairs_give_the_narrower_interval() {
+        // Ten openings each won by whoever held the better side, one swept by A.
+        let mut s = Summary::default();
+        for k in 0..10 {
+            s.record(2 * k, GameResult::AWin);
+            s.record(2 * k + 1, GameResult::BWin);
+        }
+        s.record(20, GameResult::AWin);
+        s.record(21, GameResult::AWin);
+        let (_, per_game) = s.elo();
+        let (_, per_pair) = s.pair_elo().expect("pairs");
+        assert!(per_pair < per_game, "{per_pair} against {per_game}");
+        assert_eq!(Summary::default().pair_elo(), None);
+        assert!(!Summary::default().line("x", "y").contains("pairs"));
     }
 }
