@@ -61,6 +61,19 @@ impl Brain {
             .unwrap_or_else(|_| panic!("no reply within {within:?}"))
     }
 
+    /// The next line that is not a `MESSAGE` (what a manager waits for after a turn; a
+    /// searched move is preceded by a `MESSAGE` line with what the search thought).
+    fn expect_reply(&self, within: Duration) -> (String, Instant) {
+        let end = Instant::now() + within;
+        loop {
+            let left = end.saturating_duration_since(Instant::now());
+            let (l, at) = self.expect(left);
+            if !l.starts_with("MESSAGE ") {
+                return (l, at);
+            }
+        }
+    }
+
     fn close(mut self) -> std::process::ExitStatus {
         self.stdin = None;
         let t0 = Instant::now();
@@ -118,7 +131,7 @@ fn random_garbage_then_about() {
     b.send("START 15");
     assert_eq!(b.expect(Duration::from_secs(5)).0, "OK");
     b.send("BEGIN");
-    assert!(is_point(&b.expect(Duration::from_secs(10)).0, 15));
+    assert!(is_point(&b.expect_reply(Duration::from_secs(10)).0, 15));
     b.send("END");
     assert!(b.close().success());
 }
@@ -144,7 +157,7 @@ fn timed_move(player: &str, infos: &[&str]) -> Duration {
         b.send(i);
     }
     let sent = b.send("TURN 7,7");
-    let (l, at) = b.expect(Duration::from_secs(20));
+    let (l, at) = b.expect_reply(Duration::from_secs(20));
     assert!(is_point(&l, 15), "not a move: {l}");
     b.send("END");
     at - sent
@@ -196,7 +209,7 @@ fn yxstop_during_long_search() {
     b.send("INFO time_left 50000");
     assert!(b.lines.try_recv().is_err(), "answered before YXSTOP");
     let sent = b.send("YXSTOP");
-    let (l, at) = b.expect(Duration::from_secs(10));
+    let (l, at) = b.expect_reply(Duration::from_secs(10));
     assert!(is_point(&l, 15), "not a move: {l}");
     assert!(
         at - sent < Duration::from_millis(500),
@@ -419,7 +432,7 @@ fn about_then_end_during_search(player: &str, begin: bool) {
     b.send("INFO timeout_turn 5000");
     if begin {
         b.send("BEGIN");
-        assert!(is_point(&b.expect(Duration::from_secs(10)).0, 15));
+        assert!(is_point(&b.expect_reply(Duration::from_secs(10)).0, 15));
     }
     b.send("TURN 3,3");
     std::thread::sleep(Duration::from_millis(200));
@@ -482,7 +495,7 @@ fn max_memory_bounds_the_whole_process() {
         b.send(&format!("INFO max_memory {}", cap_mb << 20));
         b.send("INFO timeout_turn 1500");
         b.send("BEGIN");
-        let first = b.expect(Duration::from_secs(10)).0;
+        let first = b.expect_reply(Duration::from_secs(10)).0;
         assert!(is_point(&first, 15), "{player}: {first}");
         // Three opponent moves on points the brain has not taken (its replies depend on
         // its evaluation, so a fixed list could hit one of them).
@@ -496,7 +509,7 @@ fn max_memory_bounds_the_whole_process() {
             };
             taken.push(mv.to_string());
             b.send(&format!("TURN {mv}"));
-            let reply = b.expect(Duration::from_secs(10)).0;
+            let reply = b.expect_reply(Duration::from_secs(10)).0;
             assert!(is_point(&reply, 15), "{player}: TURN {mv}: {reply}");
             taken.push(reply);
         }
@@ -509,4 +522,77 @@ fn max_memory_bounds_the_whole_process() {
         b.send("END");
         assert!(b.close().success());
     }
+}
+
+/// The point `x,y` of a `MESSAGE ... pv` move (`h8`: column letter from `a`, row from the
+/// top, 1-based, as the YXNBEST lines write them).
+fn pv_point(mv: &str) -> String {
+    let x = mv.as_bytes()[0] - b'a';
+    let row: i64 = mv[1..].parse().expect("pv row");
+    format!("{},{}", x, row - 1)
+}
+
+/// A searched move is preceded by one `MESSAGE` line in the format pygomo-lib and Rapfi use
+/// (`depth D-D ev S n N n/ms R tm T pv ...`), whose PV starts with the move played; in
+/// deterministic mode it has no timings. A proven win says so by its score.
+#[test]
+fn searched_move_reports_its_search() {
+    let mut b = Brain::spawn(&["--player", "pcn", "--nodes", "3000", "gomocup"]);
+    b.send("START 15");
+    assert_eq!(b.expect(Duration::from_secs(5)).0, "OK");
+    // A quiet middle-game position: the search runs to its node budget.
+    b.send("BOARD");
+    for l in ["7,7,1", "8,8,2", "8,6,1", "6,8,2"] {
+        b.send(l);
+    }
+    b.send("DONE");
+    let (msg, _) = b.expect(Duration::from_secs(20));
+    let (mv, _) = b.expect(Duration::from_secs(20));
+    assert!(is_point(&mv, 15), "not a move after the message: {mv}");
+    let f: Vec<&str> = msg.split_whitespace().collect();
+    assert_eq!(&f[..2], &["MESSAGE", "depth"], "{msg}");
+    let (d1, d2) = f[2].split_once('-').expect("depth D-D");
+    let depth: u32 = d1.parse().expect("depth");
+    assert!(depth >= 2 && d1 == d2, "{msg}");
+    assert_eq!(
+        (f[3], f[5], f[7], f[9], f[11]),
+        ("ev", "n", "n/ms", "tm", "pv"),
+        "{msg}"
+    );
+    f[4].parse::<i32>().expect("score");
+    let nodes: u64 = f[6].parse().expect("nodes");
+    // The budget is checked between nodes, so a few more may be counted.
+    assert!(nodes > 1000 && nodes <= 6000, "{msg}");
+    assert_eq!(
+        (f[8], f[10]),
+        ("0", "0"),
+        "timings in deterministic mode: {msg}"
+    );
+    assert_eq!(
+        pv_point(f[12]),
+        mv,
+        "the PV does not start with the move: {msg}"
+    );
+
+    // Four in a row with an open end: the win is found and reported as one.
+    b.send("BOARD");
+    for l in [
+        "3,4,1", "4,4,1", "5,4,1", "6,4,1", "3,5,2", "4,5,2", "5,5,2", "6,3,2",
+    ] {
+        b.send(l);
+    }
+    b.send("DONE");
+    let (msg, _) = b.expect(Duration::from_secs(20));
+    let (mv, _) = b.expect(Duration::from_secs(20));
+    assert!(mv == "7,4" || mv == "2,4", "not the five: {mv}");
+    let f: Vec<&str> = msg.split_whitespace().collect();
+    let score: i32 = f.get(4).and_then(|s| s.parse().ok()).expect("score");
+    assert!(
+        score >= pcn::search::gomoku::alphabeta::WIN_THRESHOLD,
+        "{msg}"
+    );
+    assert_eq!(f.get(11), Some(&"pv"), "{msg}");
+    assert_eq!(f.get(12).map(|m| pv_point(m)), Some(mv), "{msg}");
+    b.send("END");
+    assert!(b.close().success());
 }

@@ -174,6 +174,9 @@ struct Pending {
     started: Instant,
     /// `YXNBEST`: the candidates reported so far.
     lines: Vec<(i32, Vec<Move>, u64)>,
+    /// A plain move's search: the depth of its last finished iteration (0 before one),
+    /// reported with the move; `None` where no search ran (an instant answer).
+    depth: Option<u32>,
 }
 
 /// A BOARD / YXBOARD / SWAP2BOARD block being read.
@@ -897,6 +900,7 @@ impl<W: Write> Session<W> {
                 fallback_at: None,
                 started: Instant::now(),
                 lines,
+                depth: None,
             });
             self.send_reply(r);
             return;
@@ -927,6 +931,7 @@ impl<W: Write> Session<W> {
             fallback_at: deadline.and_then(|d| d.checked_add(Duration::from_millis(35))),
             started: Instant::now(),
             lines: Vec::new(),
+            depth: matches!(reply, Reply::Move).then_some(0),
         });
     }
 
@@ -934,14 +939,15 @@ impl<W: Write> Session<W> {
         match ev {
             EngineEvent::Progress { id, event } => {
                 if let Some(p) = self.pending.as_mut().filter(|p| p.id == id) {
-                    if let (
-                        Reply::NBest(_),
-                        SearchEvent::Info {
-                            score, pv, nodes, ..
-                        },
-                    ) = (p.reply, event)
-                    {
-                        p.lines.push((score, pv, nodes));
+                    match (p.reply, event) {
+                        (
+                            Reply::NBest(_),
+                            SearchEvent::Info {
+                                score, pv, nodes, ..
+                            },
+                        ) => p.lines.push((score, pv, nodes)),
+                        (Reply::Move, SearchEvent::Info { depth, .. }) => p.depth = Some(depth),
+                        _ => {}
                     }
                 }
             }
@@ -984,16 +990,16 @@ impl<W: Write> Session<W> {
         match p.reply {
             Reply::Move | Reply::NBest(_) => {
                 let mut lines = Vec::new();
+                // Deterministic mode reports no timing, so transcripts are reproducible.
+                let ms = if self.opts.nodes.is_some() {
+                    0
+                } else {
+                    p.started.elapsed().as_millis()
+                };
                 if let Reply::NBest(n) = p.reply {
                     let mut cands = p.lines.clone();
                     // Best first; stable, so equal scores keep search order.
                     cands.sort_by_key(|c| std::cmp::Reverse(c.0));
-                    // Deterministic mode reports no timing, so transcripts are reproducible.
-                    let ms = if self.opts.nodes.is_some() {
-                        0
-                    } else {
-                        p.started.elapsed().as_millis()
-                    };
                     for (k, (score, pv, nodes)) in cands.iter().take(n).enumerate() {
                         let pv: Vec<String> = pv.iter().map(|&m| alg_move(g, m)).collect();
                         let nps = (*nodes as u128).checked_div(ms).unwrap_or(0);
@@ -1008,6 +1014,26 @@ impl<W: Write> Session<W> {
                     self.error(CmdError::Other("the board is full".into()));
                     return;
                 };
+                // What the search thought, in the line format of the candidates above (the
+                // one Rapfi and pygomo-lib use), just before the move as the protocol asks:
+                // the depth of the last finished iteration, the score from our side, the
+                // nodes and the principal variation of the move played. Only where a search
+                // ran and reported (not for an instant answer or the deadline's fallback).
+                if let (Reply::Move, Some(depth)) = (p.reply, p.depth) {
+                    if r.best == Some(m) && (depth > 0 || r.proven.is_some()) {
+                        let mut pv: Vec<String> = r.pv.iter().map(|&x| alg_move(g, x)).collect();
+                        if r.pv.first() != Some(&m) {
+                            pv = vec![alg_move(g, m)];
+                        }
+                        let nps = (r.nodes as u128).checked_div(ms).unwrap_or(0);
+                        lines.push(format!(
+                            "MESSAGE depth {depth}-{depth} ev {} n {} n/ms {nps} tm {ms} pv {}",
+                            r.score,
+                            r.nodes,
+                            pv.join(" ")
+                        ));
+                    }
+                }
                 let c = g.to_move();
                 let _ = g.place(m, c);
                 let text = fmt_move(g, m);
