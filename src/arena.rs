@@ -145,28 +145,9 @@ impl Summary {
     /// Elo difference A - B and the half-width of its 95% interval (normal approximation
     /// on the per-game scores). Infinite when one side scored everything.
     pub fn elo(&self) -> (f64, f64) {
-        let n = self.games() as f64;
-        if n == 0.0 {
-            return (0.0, f64::INFINITY);
-        }
-        let p = self.score();
-        let elo_of = |p: f64| -400.0 * (1.0 / p - 1.0).log10();
-        if p <= 0.0 || p >= 1.0 {
-            let e = if p >= 1.0 {
-                f64::INFINITY
-            } else {
-                f64::NEG_INFINITY
-            };
-            return (e, f64::INFINITY);
-        }
-        let var = (self.wins as f64 * (1.0 - p).powi(2)
-            + self.draws as f64 * (0.5 - p).powi(2)
-            + self.losses as f64 * p.powi(2))
-            / n;
-        let se = (var / n).sqrt();
-        let lo = (p - 1.96 * se).max(1e-6);
-        let hi = (p + 1.96 * se).min(1.0 - 1e-6);
-        (elo_of(p), (elo_of(hi) - elo_of(lo)) / 2.0)
+        // Scores per game, each with its count: 1 for a win, ½ for a draw, 0 for a loss.
+        elo_interval(&[(1.0, self.wins), (0.5, self.draws), (0.0, self.losses)])
+            .unwrap_or((0.0, f64::INFINITY))
     }
 
     /// Elo difference A - B and the half-width of its 95% interval from the finished
@@ -175,34 +156,13 @@ impl Summary {
     /// it, the two games of a pair split 1-1 whoever is stronger and are not independent;
     /// the interval from the pairs is then the honest one (narrower than [`Self::elo`]'s).
     pub fn pair_elo(&self) -> Option<(f64, f64)> {
-        let n: usize = self.pairs.iter().sum();
-        if n == 0 {
-            return None;
-        }
-        let n = n as f64;
-        let mean = |f: &dyn Fn(f64) -> f64| {
-            self.pairs
-                .iter()
-                .enumerate()
-                .map(|(i, &c)| c as f64 * f(i as f64 / 4.0))
-                .sum::<f64>()
-                / n
-        };
-        let p = mean(&|x| x);
-        if p <= 0.0 || p >= 1.0 {
-            let e = if p >= 1.0 {
-                f64::INFINITY
-            } else {
-                f64::NEG_INFINITY
-            };
-            return Some((e, f64::INFINITY));
-        }
-        let var = mean(&|x| (x - p) * (x - p));
-        let se = (var / n).sqrt();
-        let elo_of = |p: f64| -400.0 * (1.0 / p - 1.0).log10();
-        let lo = (p - 1.96 * se).max(1e-6);
-        let hi = (p + 1.96 * se).min(1.0 - 1e-6);
-        Some((elo_of(p), (elo_of(hi) - elo_of(lo)) / 2.0))
+        let means: Vec<(f64, usize)> = self
+            .pairs
+            .iter()
+            .enumerate()
+            .map(|(i, &c)| (i as f64 / 4.0, c))
+            .collect();
+        elo_interval(&means)
     }
 
     /// One-line summary; with finished opening pairs, their counts by A's points (0, ½, 1,
@@ -227,6 +187,35 @@ impl Summary {
         }
         line
     }
+}
+
+/// Elo of the mean of `samples` (score in 0..=1, count) and the half-width of its 95%
+/// interval (normal approximation on the samples, mapped through the logistic curve);
+/// infinite where the mean is 0 or 1, `None` without samples.
+fn elo_interval(samples: &[(f64, usize)]) -> Option<(f64, f64)> {
+    let n = samples.iter().map(|&(_, c)| c).sum::<usize>() as f64;
+    if n == 0.0 {
+        return None;
+    }
+    let p = samples.iter().map(|&(x, c)| x * c as f64).sum::<f64>() / n;
+    if p <= 0.0 || p >= 1.0 {
+        let e = if p >= 1.0 {
+            f64::INFINITY
+        } else {
+            f64::NEG_INFINITY
+        };
+        return Some((e, f64::INFINITY));
+    }
+    let var = samples
+        .iter()
+        .map(|&(x, c)| c as f64 * (x - p) * (x - p))
+        .sum::<f64>()
+        / n;
+    let se = (var / n).sqrt();
+    let elo_of = |p: f64| -400.0 * (1.0 / p - 1.0).log10();
+    let lo = (p - 1.96 * se).max(1e-6);
+    let hi = (p + 1.96 * se).min(1.0 - 1e-6);
+    Some((elo_of(p), (elo_of(hi) - elo_of(lo)) / 2.0))
 }
 
 /// Largest |score| (side to move's view, from a short search) of an accepted opening.
