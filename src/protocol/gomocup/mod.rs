@@ -313,6 +313,26 @@ fn alg_move(g: &Gomoku, m: Move) -> String {
     format!("{}{}", (b'a' + x as u8) as char, y + 1)
 }
 
+/// A search report in the line format of Rapfi's UCI-like mode, which pygomo-lib parses:
+/// `MESSAGE depth D-D [multipv K] ev SCORE n NODES n/ms NPS tm MS pv h8 i9 ...`.
+fn info_line(
+    g: &Gomoku,
+    depth: u32,
+    multipv: Option<usize>,
+    score: i32,
+    nodes: u64,
+    ms: u128,
+    pv: &[Move],
+) -> String {
+    let pv: Vec<String> = pv.iter().map(|&m| alg_move(g, m)).collect();
+    let nps = (nodes as u128).checked_div(ms).unwrap_or(0);
+    let multipv = multipv.map(|k| format!(" multipv {k}")).unwrap_or_default();
+    format!(
+        "MESSAGE depth {depth}-{depth}{multipv} ev {score} n {nodes} n/ms {nps} tm {ms} pv {}",
+        pv.join(" ")
+    )
+}
+
 /// Converts a Gomocup point to an action, checking the board.
 fn to_move(g: &Gomoku, p: Point) -> Result<Move, CmdError> {
     let (w, h) = (g.width() as i64, g.height() as i64);
@@ -1001,13 +1021,7 @@ impl<W: Write> Session<W> {
                     // Best first; stable, so equal scores keep search order.
                     cands.sort_by_key(|c| std::cmp::Reverse(c.0));
                     for (k, (score, pv, nodes)) in cands.iter().take(n).enumerate() {
-                        let pv: Vec<String> = pv.iter().map(|&m| alg_move(g, m)).collect();
-                        let nps = (*nodes as u128).checked_div(ms).unwrap_or(0);
-                        lines.push(format!(
-                            "MESSAGE depth 1-1 multipv {} ev {score} n {nodes} n/ms {nps} tm {ms} pv {}",
-                            k + 1,
-                            pv.join(" ")
-                        ));
+                        lines.push(info_line(g, 1, Some(k + 1), *score, *nodes, ms, pv));
                     }
                 }
                 let Some(m) = best else {
@@ -1021,17 +1035,12 @@ impl<W: Write> Session<W> {
                 // ran and reported (not for an instant answer or the deadline's fallback).
                 if let (Reply::Move, Some(depth)) = (p.reply, p.depth) {
                     if r.best == Some(m) && (depth > 0 || r.proven.is_some()) {
-                        let mut pv: Vec<String> = r.pv.iter().map(|&x| alg_move(g, x)).collect();
-                        if r.pv.first() != Some(&m) {
-                            pv = vec![alg_move(g, m)];
-                        }
-                        let nps = (r.nodes as u128).checked_div(ms).unwrap_or(0);
-                        lines.push(format!(
-                            "MESSAGE depth {depth}-{depth} ev {} n {} n/ms {nps} tm {ms} pv {}",
-                            r.score,
-                            r.nodes,
-                            pv.join(" ")
-                        ));
+                        let pv = if r.pv.first() == Some(&m) {
+                            &r.pv[..]
+                        } else {
+                            std::slice::from_ref(&m)
+                        };
+                        lines.push(info_line(g, depth, None, r.score, r.nodes, ms, pv));
                     }
                 }
                 let c = g.to_move();
