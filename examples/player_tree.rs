@@ -136,9 +136,10 @@ fn main() {
         100.0 * s.root_threat_nodes as f64 / n,
     );
     println!(
-        "total interior: quiet {:.1}% (cut to the width {:.1}% of them) defend {:.1}% forced {:.1}%; rfp cuts {} futility skips {} razor cuts {} of {}",
+        "total interior: quiet {:.1}% (cut to the width {:.1}% of them, {} widened) defend {:.1}% forced {:.1}%; rfp cuts {} futility skips {} razor cuts {} of {}",
         pct(s.quiet, s.interior),
         pct(s.truncated, s.quiet),
+        s.widened,
         pct(s.defend, s.interior),
         pct(s.forced, s.interior),
         s.rfp_cuts,
@@ -193,6 +194,7 @@ fn add(
     t.defend += s.defend;
     t.quiet += s.quiet;
     t.truncated += s.truncated;
+    t.widened += s.widened;
     t.rfp_cuts += s.rfp_cuts;
     t.futility_skips += s.futility_skips;
     t.razor_tries += s.razor_tries;

@@ -827,8 +827,11 @@ pub struct TreeStats {
     pub defend: u64,
     /// Interior quiet nodes.
     pub quiet: u64,
-    /// Quiet nodes whose candidates were cut to the width.
+    /// Quiet nodes with more candidates than the width.
     pub truncated: u64,
+    /// Of those, the nodes whose moves within the width all lost by force, so that the
+    /// moves beyond it were searched too.
+    pub widened: u64,
     /// Reverse-futility cuts.
     pub rfp_cuts: u64,
     /// Moves skipped by futility pruning.
@@ -1032,8 +1035,9 @@ impl AlphaBeta {
     }
 
     /// Sorts `cands` for searching: table move first, then by score plus history. Only the
-    /// first `keep` places are sorted (and hold the best `keep`) when the rest is cut anyway;
-    /// the order is total (ties go to the lower cell), so they are the same as a full sort's.
+    /// first `keep` places are sorted (and hold the best `keep`) where the rest is searched
+    /// only if those all lose (and then sorted by [`Self::sort_cands`]); the order is total
+    /// (ties go to the lower cell), so they are the same as a full sort's.
     fn order(&self, cands: &mut [Cand], tt_cell: u16, keep: usize) {
         for c in cands.iter_mut() {
             if c.cell as u16 == tt_cell {
@@ -1045,6 +1049,11 @@ impl AlphaBeta {
                 c.score = c.score.saturating_add(h);
             }
         }
+        self.sort_cands(cands, keep);
+    }
+
+    /// Sorts `cands` by score, best first (only the best `keep` of them when fewer).
+    fn sort_cands(&self, cands: &mut [Cand], keep: usize) {
         // Helper threads break ties in another (still total) order, so that they do not all
         // walk the same tree (Lazy SMP diversity); the main thread's is the lower cell first.
         let mask = self.id.wrapping_mul(0x5B);
@@ -1207,16 +1216,30 @@ impl AlphaBeta {
         }
         let keep = if quiet { self.width } else { usize::MAX };
         self.order(&mut cands, tt_cell, keep);
-        let mut truncated = quiet && cands.len() > self.width;
-        if truncated {
+        let width = keep.min(cands.len());
+        if width < cands.len() {
             self.stats.truncated += 1;
-            cands.truncate(self.width);
         }
+        let mut truncated = false;
         let mut best = -WIN;
         let mut best_cell = NO_CELL;
         let mut flag = UPPER;
-        for (i, c) in cands.iter().enumerate() {
-            if futile && i > 0 && !c.tactical {
+        for i in 0..cands.len() {
+            // Width and futility pruning apply only while some searched move does not lose by
+            // force. A node whose searched moves all lose searches the pruned ones as well
+            // before it concedes: otherwise its mate score would rest on defences it never
+            // tried, and the side that "wins" would play a line the pruned move refutes.
+            let all_lost = best <= -WIN_THRESHOLD;
+            if i == width {
+                if !all_lost {
+                    truncated = true;
+                    break;
+                }
+                self.stats.widened += 1;
+                self.sort_cands(&mut cands[width..], usize::MAX);
+            }
+            let c = cands[i];
+            if futile && i > 0 && !c.tactical && !all_lost {
                 self.stats.futility_skips += 1;
                 truncated = true;
                 continue;
@@ -2082,6 +2105,33 @@ mod tests {
             "took {:?}",
             t.elapsed()
         );
+    }
+
+    /// A node whose moves within the width all lose searches the rest before it concedes,
+    /// so a mate score of the single-threaded search is a proven one. In this 15x15 position
+    /// (examples/player_tree_positions.txt, p17) the search to depth 4 used to score C11 as
+    /// a win in 7 that rested on a pruned defence and was not reported proven; now it finds
+    /// the defence and a proven win in 11 at D10.
+    #[test]
+    fn mate_scores_do_not_rest_on_pruned_defences() {
+        let mut g = Gomoku::new(15, 15, Rule::Freestyle).unwrap();
+        for v in "F10 D12 D7 G10 G11 E9 E7 E12 F7 G7 E6 E10 E8 F12 G12".split(' ') {
+            let m = g.parse_gtp(v).unwrap();
+            g.play(m).unwrap();
+        }
+        let me = g.to_move();
+        let limits = Limits {
+            depth: Some(4),
+            ..Limits::default()
+        };
+        let stop = AtomicBool::new(false);
+        let mut ab = AlphaBeta::new();
+        ab.set_memory(8 << 20);
+        let r = ab.search(&g, &limits, &stop, &mut |_| {});
+        assert!(r.score >= WIN_THRESHOLD, "score {}", r.score);
+        assert_eq!(r.proven, Some(Some(me)), "score {} unproven", r.score);
+        assert_eq!(r.best, g.parse_gtp("D10").ok());
+        assert_eq!(r.score, WIN - 11);
     }
 
     /// A cut on a table entry marked unproven (a mate score another thread found with width
