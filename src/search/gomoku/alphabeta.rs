@@ -11,7 +11,8 @@
 //! - the opponent can make an open four: only the defences (points where the opponent would
 //!   get a four) and the side to move's own fours are searched;
 //! - otherwise the candidates are ordered by attack + defence pattern scores and the best
-//!   few are searched.
+//!   few are searched, or all of them when those few all lose by force: so every mate score
+//!   the search returns is a proof.
 //!
 //! These rules hold for every rule set because the patterns come from the rule's own table;
 //! renju forbidden points are never generated for Black, and a 4T forced reply is the only
@@ -778,9 +779,6 @@ const EXACT: u8 = 1;
 const LOWER: u8 = 2;
 const UPPER: u8 = 3;
 const NO_CELL: u16 = u16::MAX;
-/// Flag bit of a mate score that may come from width pruning (set only by searches with
-/// helper threads; see `AlphaBeta::marks_unproven`).
-const UNPROVEN: u8 = 0x80;
 
 /// Where a search's nodes went: plain counters, kept by every search (the increments cost
 /// nothing measurable) and read by `examples/player_tree.rs` to see the shape of the tree.
@@ -855,16 +853,10 @@ pub struct AlphaBeta {
     id: usize,
     /// Nodes the helper threads searched in the last search's iterative deepening.
     helper_nodes: u64,
-    /// Mate scores stored while `unsound` get the `UNPROVEN` flag (and a cut on one sets
-    /// `unsound`): on with helper threads, whose table entries another thread reads without
-    /// having seen the pruning behind them. Off with one thread, whose search stays as it was.
-    marks_unproven: bool,
     memory: usize,
     stack: Vec<Vec<Cand>>,
     history: Vec<i32>,
     aborted: bool,
-    /// Set when a mate score may come from width pruning (then it is not reported as proven).
-    unsound: bool,
     /// Candidates searched at interior nodes in quiet positions.
     width: usize,
     /// Threat-space solver (VCF/VCT) used at the root.
@@ -931,12 +923,10 @@ impl AlphaBeta {
             helpers: Vec::new(),
             id: 0,
             helper_nodes: 0,
-            marks_unproven: false,
             memory: DEFAULT_MEMORY_BYTES,
             stack: (0..=MAX_PLY + 1).map(|_| Vec::with_capacity(64)).collect(),
             history: Vec::new(),
             aborted: false,
-            unsound: false,
             width: 14,
             threats: ThreatSolver::new(bits),
             defending: false,
@@ -1019,7 +1009,7 @@ impl AlphaBeta {
     fn tt_store(&mut self, key: u64, depth: i32, score: i32, flag: u8, mv: u16) {
         let i = (key as usize) & (self.tt.len() - 1);
         let e = TtEntry::unpack(self.tt.load(i));
-        if e.key != key || depth >= e.depth as i32 || flag & !UNPROVEN == EXACT {
+        if e.key != key || depth >= e.depth as i32 || flag == EXACT {
             self.tt.store(
                 i,
                 TtEntry {
@@ -1102,7 +1092,7 @@ impl AlphaBeta {
             tt_cell = e.mv;
             if e.depth as i32 >= depth {
                 let s = mate_from_tt(e.score, ply);
-                let cut = match e.flag & !UNPROVEN {
+                let cut = match e.flag {
                     EXACT => true,
                     LOWER => s >= beta,
                     UPPER => s <= alpha,
@@ -1110,9 +1100,6 @@ impl AlphaBeta {
                 };
                 if cut {
                     self.stats.tt_cuts += 1;
-                    if e.flag & UNPROVEN != 0 {
-                        self.unsound = true;
-                    }
                     return s;
                 }
             }
@@ -1220,7 +1207,6 @@ impl AlphaBeta {
         if width < cands.len() {
             self.stats.truncated += 1;
         }
-        let mut truncated = false;
         let mut best = -WIN;
         let mut best_cell = NO_CELL;
         let mut flag = UPPER;
@@ -1232,7 +1218,6 @@ impl AlphaBeta {
             let all_lost = best <= -WIN_THRESHOLD;
             if i == width {
                 if !all_lost {
-                    truncated = true;
                     break;
                 }
                 self.stats.widened += 1;
@@ -1241,7 +1226,6 @@ impl AlphaBeta {
             let c = cands[i];
             if futile && i > 0 && !c.tactical && !all_lost {
                 self.stats.futility_skips += 1;
-                truncated = true;
                 continue;
             }
             let m = g.move_of(c.cell);
@@ -1313,14 +1297,6 @@ impl AlphaBeta {
             }
         }
         self.stack[ply] = cands;
-        if truncated && best <= -WIN_THRESHOLD {
-            self.unsound = true;
-        }
-        // With several threads, a mate score of an iteration that met width pruning is marked
-        // in the table: another thread that cuts on it did not see the pruning itself.
-        if self.marks_unproven && self.unsound && best.abs() >= WIN_THRESHOLD {
-            flag |= UNPROVEN;
-        }
         self.tt_store(key, depth, mate_to_tt(best, ply), flag, best_cell);
         best
     }
@@ -1729,9 +1705,7 @@ impl Searcher<Gomoku> for AlphaBeta {
             h.id = id;
             helpers.push(h);
         }
-        self.marks_unproven = !helpers.is_empty();
         for h in &mut helpers {
-            h.marks_unproven = true;
             h.tt = self.tt.clone();
             h.width = self.width;
             h.leaf_vcf_nodes = self.leaf_vcf_nodes;
@@ -1805,7 +1779,6 @@ impl AlphaBeta {
         let mut last_pv = vec![g.move_of(best_cell)];
         let mut proven_result = None;
         for depth in 1..=max_depth {
-            self.unsound = false;
             let (score, cell, done) = self.root(g, budget, depth, moves);
             if self.aborted {
                 // Keep the best of this partial iteration only if it beat the previous best.
@@ -1832,9 +1805,10 @@ impl AlphaBeta {
                 pv: last_pv.clone(),
                 elapsed,
             });
-            if (score >= WIN_THRESHOLD || score <= -WIN_THRESHOLD)
-                && !self.unsound
-                && !(root_truncated && score < 0)
+            // Every mate score is a proof: no pruning leaves a defence unsearched (see
+            // `negamax`), except the root's own cut to its best candidates, which only a loss
+            // can rest on.
+            if (score >= WIN_THRESHOLD || score <= -WIN_THRESHOLD) && !(root_truncated && score < 0)
             {
                 let winner = if score > 0 { me } else { me.opp() };
                 on_event(&SearchEvent::Proven {
@@ -1881,7 +1855,6 @@ impl AlphaBeta {
         self.start_eval(g);
         let mut counted = 0;
         for depth in (1 + (self.id % 2) as i32)..=max_depth {
-            self.unsound = false;
             self.root(g, &mut budget, depth, &mut moves);
             nodes.fetch_add(budget.nodes - counted, Ordering::Relaxed);
             counted = budget.nodes;
@@ -2132,27 +2105,6 @@ mod tests {
         assert_eq!(r.proven, Some(Some(me)), "score {} unproven", r.score);
         assert_eq!(r.best, g.parse_gtp("D10").ok());
         assert_eq!(r.score, WIN - 11);
-    }
-
-    /// A cut on a table entry marked unproven (a mate score another thread found with width
-    /// pruning) marks the iteration unsound, so the main thread does not report it proven;
-    /// a cut on an unmarked one does not.
-    #[test]
-    fn a_cut_on_an_unproven_mate_marks_the_iteration_unsound() {
-        let g = middle_game();
-        let mut ab = AlphaBeta::new();
-        ab.set_memory(1 << 20);
-        ab.ensure_tt();
-        let stop = AtomicBool::new(false);
-        let limits = Limits::default();
-        for (flag, unsound) in [(EXACT | UNPROVEN, true), (EXACT, false)] {
-            ab.tt_store(g.hash(), 10, WIN - 20, flag, NO_CELL);
-            ab.unsound = false;
-            let mut budget = Budget::new(&limits, &stop);
-            let mut g2 = g.clone();
-            let s = ab.negamax(&mut g2, &mut budget, 3, -WIN, WIN, 2);
-            assert_eq!((s, ab.unsound), (WIN - 22, unsound), "flag {flag:#x}");
-        }
     }
 
     /// An entry half overwritten by another thread (its two words from different stores)
