@@ -2081,10 +2081,10 @@ mod tests {
     }
 
     /// A node whose moves within the width all lose searches the rest before it concedes,
-    /// so a mate score of the single-threaded search is a proven one. In this 15x15 position
-    /// (examples/player_tree_positions.txt, p17) the search to depth 4 used to score C11 as
-    /// a win in 7 that rested on a pruned defence and was not reported proven; now it finds
-    /// the defence and a proven win in 11 at D10.
+    /// so a mate score of the search is a proof. In this 15x15 position
+    /// (examples/player_tree_positions.txt, p17) the width alone would leave out the defence
+    /// that refutes a shorter "win" at C11; with it searched, depth 4 gives the proven win in
+    /// 11 at D10.
     #[test]
     fn mate_scores_do_not_rest_on_pruned_defences() {
         let mut g = Gomoku::new(15, 15, Rule::Freestyle).unwrap();
