@@ -139,9 +139,13 @@ train: build torch
 # MGAMES with --player-mistakes MISTAKES) -> a residual network (a correction to the pattern
 # evaluation) -> the weight file weights/gomoku_eval_$(RULE).bin and its golden file beside
 # it (the Rust test's reference values). Records and the run directory (checkpoint, log)
-# stay in runs/evalnet. Variables (target-specific, so GAMES does not change `make soak`'s):
-# GAMES and MGAMES per size, NODES per move, MISTAKES, SIZES, STEPS, SECONDS, RULE, EVAL_ARGS
-# (more trainer options, e.g. --resume).
+# stay in runs/evalnet. Then the leaf stage: the positions the player's search scores in
+# LEAF_GAMES plain and LEAF_MGAMES mistake games per size (searches of LEAF_ROOT nodes),
+# labelled by searches of LEAF_NODES (`pcn leaf-labels`), on which the network is trained
+# LEAF_STEPS more steps at a lower rate; its best state is what is exported.
+# Variables (target-specific, so GAMES does not change `make soak`'s): GAMES and MGAMES per
+# size, NODES per move, MISTAKES, SIZES, STEPS, SECONDS, RULE, LEAF_*, EVAL_ARGS (more
+# trainer options for the first stage, e.g. --resume).
 EVAL_RUN := runs/evalnet
 EVAL_PY := env PYTHONPATH=$(CURDIR)/$(TORCH_TOOLS):$(CURDIR)/training OMP_NUM_THREADS=2 python3 -m pcn_train.evalnet
 train-eval: GAMES = 3000
@@ -152,6 +156,11 @@ train-eval: SIZES = 15 20
 train-eval: STEPS = 60000
 train-eval: SECONDS = 420
 train-eval: RULE = freestyle
+train-eval: LEAF_GAMES = 3000
+train-eval: LEAF_MGAMES = 3500
+train-eval: LEAF_ROOT = 200000
+train-eval: LEAF_NODES = 64000
+train-eval: LEAF_STEPS = 6000
 train-eval: build torch
 	@[ -f $(TORCH_TOOLS)/.torch-$(TORCH_VERSION) ] || { echo "train-eval needs PyTorch under $(TORCH_TOOLS) (make torch)"; exit 1; }
 	mkdir -p $(EVAL_RUN)
@@ -167,7 +176,21 @@ train-eval: build torch
 	nice -n 19 $(EVAL_PY) train --data $(foreach n,$(SIZES),$(EVAL_RUN)/games-$(RULE)-$(n).jsonl $(EVAL_RUN)/mistakes-$(RULE)-$(n).jsonl) \
 	  --rule $(RULE) --out $(EVAL_RUN)/train --steps $(STEPS) --seconds $(SECONDS) --threads 2 \
 	  --residual --lambda 1.0 --log-every 1000 $(EVAL_ARGS)
-	$(EVAL_PY) export $(EVAL_RUN)/train/best.pt --out weights/gomoku_eval_$(RULE).bin \
+	# Leaf data (docs/training.md, "Leaf data"); resumable.
+	for n in $(SIZES); do \
+	  nice -n 19 $(RELEASE) --seed 2$$n --threads 2 leaf-labels --games $(EVAL_RUN)/games-$(RULE)-$$n.jsonl \
+	    --out $(EVAL_RUN)/leaves-$(RULE)-$$n.jsonl --max-games $(LEAF_GAMES) \
+	    --root-nodes $(LEAF_ROOT) --label-nodes $(LEAF_NODES) || exit 1; \
+	  nice -n 19 $(RELEASE) --seed 3$$n --threads 2 leaf-labels --games $(EVAL_RUN)/mistakes-$(RULE)-$$n.jsonl \
+	    --out $(EVAL_RUN)/leaves-mistakes-$(RULE)-$$n.jsonl --max-games $(LEAF_MGAMES) \
+	    --root-nodes $(LEAF_ROOT) --label-nodes $(LEAF_NODES) || exit 1; \
+	done
+	rm -rf $(EVAL_RUN)/leaf && mkdir -p $(EVAL_RUN)/leaf
+	cp $(EVAL_RUN)/train/checkpoint.pt $(EVAL_RUN)/train/best.pt $(EVAL_RUN)/leaf/
+	nice -n 19 $(EVAL_PY) train --data $(foreach n,$(SIZES),$(EVAL_RUN)/leaves-$(RULE)-$(n).jsonl $(EVAL_RUN)/leaves-mistakes-$(RULE)-$(n).jsonl) \
+	  --rule $(RULE) --out $(EVAL_RUN)/leaf --steps $(LEAF_STEPS) --threads 2 \
+	  --residual --lambda 1.0 --lr 5e-4 --log-every 250 --resume
+	$(EVAL_PY) export $(EVAL_RUN)/leaf/best.pt --out weights/gomoku_eval_$(RULE).bin \
 	  --golden weights/gomoku_eval_$(RULE).golden.txt
 
 # The Python training tests (training/tests, unittest: the eval net's trainer and exporter);

@@ -59,8 +59,8 @@ fn a_weight_file_reaches_the_player_under_its_rule() {
         moved(&out) && !err.contains("evaluation network ("),
         "{err}"
     );
-    // `net`: the shipped network (freestyle); `auto` (the default): the pattern evaluation,
-    // which won the gate.
+    // `net`: the shipped network (freestyle); `auto` (the default): the same under
+    // freestyle, which it won the gate for; `classic`: the pattern evaluation.
     let (out, err, code) = play("net");
     assert_eq!(code, 0, "{err}");
     assert!(moved(&out), "{out}");
@@ -70,8 +70,9 @@ fn a_weight_file_reaches_the_player_under_its_rule() {
     );
     let (out, err, code) = play("auto");
     assert_eq!(code, 0, "{err}");
+    assert!(moved(&out), "{out}");
     assert!(
-        moved(&out) && !err.contains("evaluation network ("),
+        err.contains("evaluation network (freestyle, 32 channels"),
         "{err}"
     );
     let (out, err, code) = play("classic");

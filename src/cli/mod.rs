@@ -107,6 +107,9 @@ pub enum Cmd {
     TrainPatterns(train::TrainArgs),
     /// Self-play training data for proof cost networks (see docs/training.md).
     Selfplay(selfplay::SelfplayArgs),
+    /// The eval net's leaf data: positions the player's search scores, labelled by deeper
+    /// searches (see docs/training.md, "The eval net").
+    LeafLabels(leaves::LeafArgs),
 }
 
 /// Options of `pcn gtp`.
@@ -413,6 +416,7 @@ pub mod config;
 pub mod nnbench;
 
 pub mod job_worker;
+pub mod leaves;
 pub mod selfplay;
 pub mod solve;
 pub mod train;
@@ -476,6 +480,9 @@ pub fn main() -> i32 {
             a.backend = cli.global.backend.clone();
             let threads = cli.global.threads.unwrap_or(1) as usize;
             selfplay::run_cmd(a, cli.global.seed, threads)
+        }
+        Some(Cmd::LeafLabels(a)) => {
+            leaves::run_cmd(a, cli.global.seed, cli.global.threads.unwrap_or(1) as usize)
         }
         Some(Cmd::Gtp(a)) => {
             let input = spawn_line_reader(std::io::stdin());

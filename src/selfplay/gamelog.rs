@@ -70,6 +70,16 @@ pub struct GameLine {
     /// documentation); empty in logs written before it was kept.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub classic: Vec<Option<i32>>,
+    /// A leaf line (`pcn leaf-labels`): `moves` lead to a position the player's search
+    /// scored statically, plus the move a deeper search chose there; only that last position
+    /// has a score (the deeper search's) and a `classic` value, and `result` is that of the
+    /// game the search started from, not a label. Absent on game lines.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub leaf: bool,
+}
+
+fn is_false(x: &bool) -> bool {
+    !*x
 }
 
 fn is_zero(x: &f64) -> bool {
@@ -92,7 +102,8 @@ pub struct LogSetting {
 }
 
 impl LogSetting {
-    fn of(l: &GameLine) -> LogSetting {
+    /// The setting of a line.
+    pub fn of(l: &GameLine) -> LogSetting {
         LogSetting {
             size: l.size,
             rule: l.rule.clone(),
@@ -120,6 +131,28 @@ pub fn result_name(winner: Option<Color>) -> &'static str {
         Some(Color::White) => "white",
         None => "draw",
     }
+}
+
+/// Every complete line of the game log at `path` (a torn last line, one without its
+/// newline, is left out); a complete line that is not a game is an error.
+pub fn read_lines(path: &Path) -> Result<Vec<GameLine>, RecordError> {
+    let shown = path.display().to_string();
+    let bytes = std::fs::read(path).map_err(|source| RecordError::Io {
+        path: shown.clone(),
+        source,
+    })?;
+    let keep = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+    let mut out = Vec::new();
+    for (n, line) in bytes[..keep].split(|&b| b == b'\n').enumerate() {
+        if line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        out.push(serde_json::from_slice(line).map_err(|e| RecordError::Bad {
+            path: shown.clone(),
+            reason: format!("line {} is not a game: {e}", n + 1),
+        })?);
+    }
+    Ok(out)
 }
 
 /// An open game log: appends whole lines; safe to share between threads.
@@ -213,6 +246,7 @@ impl GameLog {
             scores: g.scores.clone(),
             result: result_name(g.winner).into(),
             classic: self.classic(g),
+            leaf: false,
         }
     }
 
@@ -239,11 +273,28 @@ impl GameLog {
 
     /// Appends `g`'s line in one write.
     pub fn write(&self, g: &PlayedGame) -> Result<(), RecordError> {
-        let mut text = serde_json::to_string(&self.line(g)).map_err(|e| RecordError::Bad {
-            path: self.path.clone(),
-            reason: e.to_string(),
-        })?;
-        text.push('\n');
+        self.write_line(&self.line(g))
+    }
+
+    /// Appends lines in one write (a leaf log's lines of one root game: all or none).
+    pub fn write_lines(&self, lines: &[GameLine]) -> Result<(), RecordError> {
+        let mut text = String::new();
+        for l in lines {
+            text.push_str(&serde_json::to_string(l).map_err(|e| RecordError::Bad {
+                path: self.path.clone(),
+                reason: e.to_string(),
+            })?);
+            text.push('\n');
+        }
+        self.append(&text)
+    }
+
+    /// Appends one line in one write.
+    pub fn write_line(&self, line: &GameLine) -> Result<(), RecordError> {
+        self.write_lines(std::slice::from_ref(line))
+    }
+
+    fn append(&self, text: &str) -> Result<(), RecordError> {
         let mut f = self.file.lock().map_err(|_| RecordError::Bad {
             path: self.path.clone(),
             reason: "log writer poisoned".into(),

@@ -19,6 +19,7 @@
 
 pub mod gamelog;
 pub mod label;
+pub mod leaves;
 pub mod mcts;
 pub mod player;
 pub mod record;

@@ -259,6 +259,8 @@ def positions(games, lam=0.5, residual=False):
             if len(classic) != len(moves):
                 raise ValueError(f"{g['_where']}: {len(moves)} moves but {len(classic)} classic values")
         res = {"black": 1, "white": 2, "draw": 0}[g["result"]]
+        # A leaf line's result is its root game's, not the leaf's: its target is the score.
+        lam_g = 1.0 if g.get("leaf") else lam
         b = np.zeros((h, w), dtype=np.int8)
         dst = acc.setdefault((w, h), ([], [], [], [], []))
         for i, (x, y) in enumerate(moves):
@@ -268,7 +270,7 @@ def positions(games, lam=0.5, residual=False):
                 z = 0.5 if res == 0 else (1.0 if res == stm else 0.0)
                 dst[0].append(b.copy())
                 dst[1].append(stm)
-                dst[2].append(lam * score_prob(s) + (1.0 - lam) * z)
+                dst[2].append(lam_g * score_prob(s) + (1.0 - lam_g) * z)
                 dst[3].append(gi)
                 dst[4].append(classic[i] / 1000.0 if residual else 0.0)
             if not (0 <= x < w and 0 <= y < h) or b[y, x] != 0:

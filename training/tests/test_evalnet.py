@@ -441,5 +441,26 @@ class Residual(unittest.TestCase):
                 ev.positions(ev.read_games([bare])[1], 1.0, residual=True)
 
 
+class Leaves(unittest.TestCase):
+    def test_a_leaf_lines_target_is_its_score_whatever_lambda(self):
+        """`pcn leaf-labels` lines: only the last position is scored, its `result` is the
+        root game's, so the target is the score's alone; a game line still mixes."""
+        leaf = {"size": [9, 9], "rule": "freestyle", "seed": 1, "index": 0, "nodes": 600,
+                "moves": [[4, 4], [3, 3], [5, 5]], "scores": [None, None, 700],
+                "result": "white", "classic": [None, None, 300], "leaf": True, "_where": "t"}
+        game = dict(leaf, leaf=False, scores=[None, 700, None], classic=[None, 300, None])
+        for lam in (0.0, 0.5, 1.0):
+            b, stm, t, gi, off = ev.positions([leaf], lam, residual=True)[(9, 9)]
+            self.assertEqual(len(t), 1)
+            self.assertAlmostEqual(float(t[0]), 1 / (1 + math.exp(-0.7)), places=6)
+            self.assertAlmostEqual(float(off[0]), 0.3, places=6)
+            self.assertEqual(int(stm[0]), 1)
+            np.testing.assert_array_equal(b[0], ev.play((9, 9), leaf["moves"][:2]))
+            _, stm2, t2, _, _ = ev.positions([game], lam, residual=True)[(9, 9)]
+            # White to move at ply 1 and White won: z = 1.
+            self.assertEqual(int(stm2[0]), 2)
+            self.assertAlmostEqual(float(t2[0]), lam / (1 + math.exp(-0.7)) + (1 - lam), places=6)
+
+
 if __name__ == "__main__":
     unittest.main()

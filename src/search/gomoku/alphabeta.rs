@@ -875,6 +875,20 @@ pub struct AlphaBeta {
     eval_nets: Vec<Arc<EvalNet>>,
     /// The running sums of the network in use for the current search's board.
     acc: Option<Accumulator>,
+    /// Positions the static evaluation judged, sampled for the eval net's training data
+    /// ([`AlphaBeta::sample_leaves`]); `None` (the default) samples nothing.
+    leaf_sample: Option<LeafSample>,
+}
+
+/// A random sample of the positions a search scores with the static evaluation: its
+/// quiet leaves where the leaf VCF found no win, and the nodes razoring judges the same way.
+#[derive(Debug)]
+struct LeafSample {
+    /// Chance of keeping a position, in 1/65536.
+    rate: u64,
+    rng: crate::util::Rng,
+    /// The kept positions, each as its moves from the empty board.
+    kept: Vec<Vec<Move>>,
 }
 
 impl Default for AlphaBeta {
@@ -935,7 +949,27 @@ impl AlphaBeta {
             stats: TreeStats::default(),
             eval_nets: Vec::new(),
             acc: None,
+            leaf_sample: None,
         }
+    }
+
+    /// From the next search on, keeps each position this searcher judges with the static
+    /// evaluation with probability `rate` (0..=1, seeded by `seed`; with helper threads, the
+    /// main thread's only): the leaves a search actually scores, which differ from the
+    /// positions of its games (the eval net's leaf data, docs/training.md). Sampling does
+    /// not change the search. [`AlphaBeta::take_leaf_samples`] collects them.
+    pub fn sample_leaves(&mut self, rate: f64, seed: u64) {
+        self.leaf_sample = Some(LeafSample {
+            rate: (rate.clamp(0.0, 1.0) * 65536.0).round() as u64,
+            rng: crate::util::Rng::new(seed),
+            kept: Vec::new(),
+        });
+    }
+
+    /// The positions kept since [`AlphaBeta::sample_leaves`] (each as its moves from the
+    /// empty board, in order), and stops sampling.
+    pub fn take_leaf_samples(&mut self) -> Vec<Vec<Move>> {
+        self.leaf_sample.take().map(|s| s.kept).unwrap_or_default()
     }
 
     /// Evaluates with these networks where one was trained for the position's rule (the
@@ -1312,8 +1346,16 @@ impl AlphaBeta {
         sum_me: i32,
         sum_opp: i32,
     ) -> i32 {
-        self.leaf_vcf(g, budget, my_four, ply)
-            .unwrap_or_else(|| static_eval(sum_me, sum_opp))
+        if let Some(v) = self.leaf_vcf(g, budget, my_four, ply) {
+            return v;
+        }
+        if let Some(s) = self.leaf_sample.as_mut() {
+            if s.rng.next_u64() & 0xffff < s.rate {
+                s.kept
+                    .push(g.history_cells().map(|(c, _)| g.move_of(c)).collect());
+            }
+        }
+        static_eval(sum_me, sum_opp)
     }
 
     /// Threat search at a leaf: a win by continuous fours for the side to move, as a mate

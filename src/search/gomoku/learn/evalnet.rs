@@ -520,10 +520,11 @@ pub fn shipped() -> Vec<Arc<EvalNet>> {
 }
 
 /// Whether `--eval auto` uses the shipped network for `rule` (the gate's verdict, recorded
-/// in docs/players.md): under no rule yet. The shipped freestyle network has not beaten the
-/// pattern evaluation on both board sizes by a margin its gate accepts.
-pub fn default_for(_rule: Rule) -> bool {
-    false
+/// in docs/players.md): under freestyle, the only rule a network is trained for; on both
+/// board sizes it trained on it beat the pattern evaluation in the fast gate and did not
+/// lose to it against Rapfi at 1 s a move.
+pub fn default_for(rule: Rule) -> bool {
+    rule == Rule::Freestyle
 }
 
 static SHIPPED: Lazy<Vec<Arc<EvalNet>>> = Lazy::new(|| {
@@ -1114,13 +1115,24 @@ mod tests {
         assert_ne!(reference_sums(&net, &g), reference_sums(&net, &h));
     }
 
-    /// The shipped freestyle network is built in and loads; `auto` does not choose it yet.
+    /// The shipped freestyle network is built in and loads; `auto` chooses it under
+    /// freestyle only.
     #[test]
     fn the_shipped_network_loads() {
         let nets = shipped();
         assert_eq!(nets.len(), 1);
         assert_eq!(nets[0].rule(), Rule::Freestyle);
-        assert!(!default_for(Rule::Freestyle));
+        assert!(nets[0].residual());
+        assert!(default_for(Rule::Freestyle));
+        for r in [
+            Rule::Exact,
+            Rule::Renju,
+            Rule::Caro,
+            Rule::CaroExact,
+            Rule::FourT,
+        ] {
+            assert!(!default_for(r), "{r:?}");
+        }
     }
 
     /// The file round-trips, and every corruption is refused with a reason.
