@@ -23,7 +23,7 @@ use super::gamelog::{read_lines, GameLine, GameLog, LogSetting};
 use super::record::RecordError;
 use crate::game::gomoku::{Gomoku, Rule};
 use crate::game::{Game, Move};
-use crate::search::gomoku::alphabeta::{classic_value, AlphaBeta, WIN_THRESHOLD};
+use crate::search::gomoku::alphabeta::{classic_value, AlphaBeta};
 use crate::search::{Limits, Searcher};
 use crate::util::Rng;
 
@@ -223,10 +223,7 @@ fn label_game(g: &GameLine, rule: Rule, cfg: &LeafConfig) -> Result<Vec<GameLine
         xy.push([best as usize % w, best as usize / w]);
         let n = xy.len();
         let mut scores = vec![None; n];
-        scores[n - 1] = Some(
-            r.score
-                .clamp(-(WIN_THRESHOLD + 10_000), WIN_THRESHOLD + 10_000),
-        );
+        scores[n - 1] = Some(r.score);
         let mut classics = vec![None; n];
         classics[n - 1] = Some(classic);
         out.push(GameLine {
