@@ -45,7 +45,7 @@ pub fn run_cmd(a: LeafArgs, seed: u64, threads: usize) -> i32 {
         per_root: a.per_root,
         rate: a.rate,
         seed,
-        threads: threads.max(1),
+        threads,
         max_games: a.max_games,
     };
     match run(&a.games, &a.out, &cfg) {

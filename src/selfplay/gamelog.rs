@@ -141,18 +141,30 @@ pub fn read_lines(path: &Path) -> Result<Vec<GameLine>, RecordError> {
         path: shown.clone(),
         source,
     })?;
+    Ok(parse_lines(&bytes, &shown)?
+        .0
+        .into_iter()
+        .map(|(_, g)| g)
+        .collect())
+}
+
+/// The complete lines of a log's bytes, each with its line number (from 1), and the length
+/// of the complete part (a torn last line has no newline); a complete line that is not a
+/// game is an error naming `shown`.
+fn parse_lines(bytes: &[u8], shown: &str) -> Result<(Vec<(usize, GameLine)>, usize), RecordError> {
     let keep = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
     let mut out = Vec::new();
     for (n, line) in bytes[..keep].split(|&b| b == b'\n').enumerate() {
         if line.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
-        out.push(serde_json::from_slice(line).map_err(|e| RecordError::Bad {
-            path: shown.clone(),
+        let g = serde_json::from_slice(line).map_err(|e| RecordError::Bad {
+            path: shown.to_string(),
             reason: format!("line {} is not a game: {e}", n + 1),
-        })?);
+        })?;
+        out.push((n + 1, g));
     }
-    Ok(out)
+    Ok((out, keep))
 }
 
 /// An open game log: appends whole lines; safe to share between threads.
@@ -185,19 +197,13 @@ impl GameLog {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
             Err(e) => return Err(io(e)),
         };
-        let keep = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+        let (lines, keep) = parse_lines(&bytes, &shown)?;
         let mut done = BTreeSet::new();
-        for (n, line) in bytes[..keep].split(|&b| b == b'\n').enumerate() {
-            if line.iter().all(u8::is_ascii_whitespace) {
-                continue;
-            }
-            let g: GameLine = serde_json::from_slice(line)
-                .map_err(|e| bad(format!("line {} is not a game: {e}", n + 1)))?;
-            let s = LogSetting::of(&g);
+        for (n, g) in &lines {
+            let s = LogSetting::of(g);
             if &s != setting {
                 return Err(bad(format!(
-                    "holds games of another setting ({s}, line {}) than asked for ({setting})",
-                    n + 1
+                    "holds games of another setting ({s}, line {n}) than asked for ({setting})"
                 )));
             }
             done.insert(g.index);

@@ -2,9 +2,8 @@
 //! player's search scores with its static evaluation, each scored again by a deeper search.
 //!
 //! A network trained on the positions of games learns what games look like; the player asks
-//! it about its search's leaves, which include the replies the search tries and rejects.
-//! Measured on such leaves, the eval net trained on game positions alone predicted deeper
-//! searches worse than the pattern evaluation it corrects (docs/notebook/2026-12-05-leaf-labels.md).
+//! it about its search's leaves, which include the replies the search tries and rejects, so
+//! those are what it should be trained on as well (docs/notebook/2026-12-05-leaf-labels.md).
 //!
 //! For each game of a game log (`pcn selfplay --eval-games`): one searched, undecided, quiet
 //! position of the game (one with a `classic` value) is the root (chosen at random); the player searches it with
@@ -87,10 +86,10 @@ pub fn run(input: &Path, out: &Path, cfg: &LeafConfig) -> Result<LeafSummary, Re
         ..LogSetting::of(first)
     };
     if let Some(g) = games.iter().find(|g| {
-        LogSetting::of(g).size != setting.size
-            || g.rule != setting.rule
-            || g.seed != setting.seed
-            || g.mistakes != setting.mistakes
+        LogSetting {
+            nodes: cfg.label_nodes,
+            ..LogSetting::of(g)
+        } != setting
     }) {
         return Err(bad(format!(
             "game {} is of another setting than the first",

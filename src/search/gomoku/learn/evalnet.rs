@@ -520,9 +520,7 @@ pub fn shipped() -> Vec<Arc<EvalNet>> {
 }
 
 /// Whether `--eval auto` uses the shipped network for `rule` (the gate's verdict, recorded
-/// in docs/players.md): under freestyle, the only rule a network is trained for; on both
-/// board sizes it trained on it beat the pattern evaluation in the fast gate and did not
-/// lose to it against Rapfi at 1 s a move.
+/// in docs/players.md): under freestyle, the only rule a network is trained for.
 pub fn default_for(rule: Rule) -> bool {
     rule == Rule::Freestyle
 }
