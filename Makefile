@@ -178,10 +178,10 @@ train-eval: build torch
 	  --residual --lambda 1.0 --log-every 1000 $(EVAL_ARGS)
 	# Leaf data (docs/training.md, "Leaf data"); resumable.
 	for n in $(SIZES); do \
-	  nice -n 19 $(RELEASE) --seed 2$$n --threads 2 leaf-labels --games $(EVAL_RUN)/games-$(RULE)-$$n.jsonl \
+	  nice -n 19 $(RELEASE) --seed 2$$n --threads 2 --eval classic leaf-labels --games $(EVAL_RUN)/games-$(RULE)-$$n.jsonl \
 	    --out $(EVAL_RUN)/leaves-$(RULE)-$$n.jsonl --max-games $(LEAF_GAMES) \
 	    --root-nodes $(LEAF_ROOT) --label-nodes $(LEAF_NODES) || exit 1; \
-	  nice -n 19 $(RELEASE) --seed 3$$n --threads 2 leaf-labels --games $(EVAL_RUN)/mistakes-$(RULE)-$$n.jsonl \
+	  nice -n 19 $(RELEASE) --seed 3$$n --threads 2 --eval classic leaf-labels --games $(EVAL_RUN)/mistakes-$(RULE)-$$n.jsonl \
 	    --out $(EVAL_RUN)/leaves-mistakes-$(RULE)-$$n.jsonl --max-games $(LEAF_MGAMES) \
 	    --root-nodes $(LEAF_ROOT) --label-nodes $(LEAF_NODES) || exit 1; \
 	done

@@ -398,3 +398,132 @@ fn bad_options_and_unfit_networks_are_clear_errors() {
         "{line}"
     );
 }
+
+/// `pcn leaf-labels` through the binary: leaf lines from a game log of `--eval-games` (at most
+/// `--per-root` a game, each flagged and scored only at its end), `--eval` choosing the
+/// searches' evaluation (the pattern evaluation and the shipped network give other labels),
+/// `--skip-games` leaving the first games alone, and clear errors (exit 2) for a bad
+/// `--eval`, `--rate` or game log.
+#[test]
+fn leaf_labels_from_the_command_line() {
+    use pcn::selfplay::gamelog::GameLine;
+    let dir = tempfile::tempdir().unwrap();
+    let games = dir.path().join("games.jsonl");
+    let o = pcn()
+        .args([
+            "--seed",
+            "3",
+            "selfplay",
+            "--game",
+            "gomoku",
+            "--rule",
+            "freestyle",
+        ])
+        .args(["--size", "15", "--mover", "player", "--player-nodes", "300"])
+        .args(["--random-plies", "2-4", "--games", "3", "--eval-games"])
+        .arg(&games)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let leaves = |eval: &str, extra: &[&str], out: &Path| {
+        let o = pcn()
+            .args([
+                "--seed",
+                "7",
+                "--threads",
+                "2",
+                "--eval",
+                eval,
+                "leaf-labels",
+            ])
+            .args([
+                "--root-nodes",
+                "3000",
+                "--label-nodes",
+                "400",
+                "--rate",
+                "0.05",
+            ])
+            .args(["--per-root", "2"])
+            .args(extra)
+            .arg("--games")
+            .arg(&games)
+            .arg("--out")
+            .arg(out)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let lines: Vec<GameLine> = std::fs::read_to_string(out)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        lines
+    };
+    let classic = leaves("classic", &[], &dir.path().join("classic.jsonl"));
+    assert!(!classic.is_empty());
+    for l in &classic {
+        let n = l.moves.len();
+        assert!(l.leaf && l.nodes == 400 && l.scores[n - 1].is_some());
+        assert!(l.scores[..n - 1].iter().all(Option::is_none));
+    }
+    for i in 0..3 {
+        assert!(classic.iter().filter(|l| l.index == i).count() <= 2);
+    }
+    let net = leaves("auto", &[], &dir.path().join("net.jsonl"));
+    assert!(!net.is_empty());
+    assert_ne!(net, classic);
+    let tail = leaves(
+        "classic",
+        &["--skip-games", "2"],
+        &dir.path().join("tail.jsonl"),
+    );
+    // The skipped games are the first in the file, which need not be in index order.
+    let third: GameLine = std::fs::read_to_string(&games)
+        .unwrap()
+        .lines()
+        .nth(2)
+        .map(|l| serde_json::from_str(l).unwrap())
+        .unwrap();
+    let want: Vec<GameLine> = classic
+        .iter()
+        .filter(|l| l.index == third.index)
+        .cloned()
+        .collect();
+    assert!(!want.is_empty());
+    assert_eq!(tail, want);
+    for (args, says) in [
+        (vec!["--eval", "/nonexistent.bin"], "--eval"),
+        (vec!["--rate", "2"], "--rate"),
+    ] {
+        let mut c = pcn();
+        if args[0] == "--eval" {
+            c.args(&args);
+            c.args(["leaf-labels"]);
+        } else {
+            c.args(["leaf-labels"]);
+            c.args(&args);
+        }
+        let o = c
+            .arg("--games")
+            .arg(&games)
+            .arg("--out")
+            .arg(dir.path().join("bad.jsonl"))
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert!(
+            String::from_utf8_lossy(&o.stderr).contains(says),
+            "{args:?}"
+        );
+    }
+    let o = pcn()
+        .args(["leaf-labels", "--games"])
+        .arg(dir.path().join("missing.jsonl"))
+        .arg("--out")
+        .arg(dir.path().join("bad.jsonl"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(!dir.path().join("bad.jsonl").exists());
+}

@@ -1,10 +1,14 @@
 //! `pcn leaf-labels`: the eval net's leaf data from a game log ([`crate::selfplay::leaves`],
-//! docs/training.md). `--seed` and `--threads` are the global options.
+//! docs/training.md). `--seed`, `--threads` and `--eval` (the evaluation of both searches)
+//! are the global options.
 
 use std::path::PathBuf;
 
 use clap::Args;
 
+use std::sync::Arc;
+
+use crate::search::gomoku::learn::evalnet::EvalNet;
 use crate::selfplay::leaves::{run, LeafConfig};
 
 /// Options of `pcn leaf-labels`.
@@ -28,13 +32,17 @@ pub struct LeafArgs {
     /// The chance that the root search keeps a position it judges statically (0..=1).
     #[arg(long, default_value_t = 0.0006)]
     pub rate: f64,
-    /// Use only the first N games of the log.
+    /// Skip the first N games of the log (e.g. the roots of an earlier round).
+    #[arg(long, default_value_t = 0)]
+    pub skip_games: usize,
+    /// Use at most N games of the log (the first N after the skipped ones).
     #[arg(long)]
     pub max_games: Option<usize>,
 }
 
-/// Runs `pcn leaf-labels`; the exit code (2: bad options or files).
-pub fn run_cmd(a: LeafArgs, seed: u64, threads: usize) -> i32 {
+/// Runs `pcn leaf-labels` with the evaluation networks `nets` (`--eval`); the exit code (2:
+/// bad options or files).
+pub fn run_cmd(a: LeafArgs, seed: u64, threads: usize, nets: Vec<Arc<EvalNet>>) -> i32 {
     if !(0.0..=1.0).contains(&a.rate) || a.per_root == 0 {
         eprintln!("pcn leaf-labels: --rate must be 0..=1 and --per-root positive");
         return 2;
@@ -46,7 +54,9 @@ pub fn run_cmd(a: LeafArgs, seed: u64, threads: usize) -> i32 {
         rate: a.rate,
         seed,
         threads,
+        skip_games: a.skip_games,
         max_games: a.max_games,
+        nets,
     };
     match run(&a.games, &a.out, &cfg) {
         Ok(s) => {

@@ -481,9 +481,18 @@ pub fn main() -> i32 {
             let threads = cli.global.threads.unwrap_or(1) as usize;
             selfplay::run_cmd(a, cli.global.seed, threads)
         }
-        Some(Cmd::LeafLabels(a)) => {
-            leaves::run_cmd(a, cli.global.seed, cli.global.threads.unwrap_or(1) as usize)
-        }
+        Some(Cmd::LeafLabels(a)) => match EngineConfig::from_global(&cli.global).open_eval() {
+            Ok(nets) => leaves::run_cmd(
+                a,
+                cli.global.seed,
+                cli.global.threads.unwrap_or(1) as usize,
+                nets,
+            ),
+            Err(e) => {
+                eprintln!("pcn leaf-labels: {e}");
+                2
+            }
+        },
         Some(Cmd::Gtp(a)) => {
             let input = spawn_line_reader(std::io::stdin());
             run_gtp(&cli.global, &a, input, Vec::new(), std::io::stdout().lock())

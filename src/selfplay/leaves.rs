@@ -17,12 +17,14 @@
 
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
 
 use super::gamelog::{read_lines, GameLine, GameLog, LogSetting};
 use super::record::RecordError;
 use crate::game::gomoku::{Gomoku, Rule};
 use crate::game::{Game, Move};
 use crate::search::gomoku::alphabeta::{classic_value, AlphaBeta};
+use crate::search::gomoku::learn::evalnet::EvalNet;
 use crate::search::{Limits, Searcher};
 use crate::util::Rng;
 
@@ -50,8 +52,15 @@ pub struct LeafConfig {
     pub seed: u64,
     /// Threads, each taking whole games.
     pub threads: usize,
-    /// Use at most this many games of the input (in file order).
+    /// Skip this many games at the start of the input (in file order), e.g. the roots of an
+    /// earlier round.
+    pub skip_games: usize,
+    /// Use at most this many games of the input (in file order, after the skipped ones).
     pub max_games: Option<usize>,
+    /// The evaluation networks of both searches (none: the pattern evaluation). A network
+    /// trained on one round's leaves can sample and label the next round, so that the data
+    /// follows the search it will serve.
+    pub nets: Vec<Arc<EvalNet>>,
 }
 
 /// What a run did.
@@ -71,6 +80,7 @@ pub struct LeafSummary {
 pub fn run(input: &Path, out: &Path, cfg: &LeafConfig) -> Result<LeafSummary, RecordError> {
     let mut games = read_lines(input)?;
     games.retain(|g| !g.leaf);
+    games.drain(..cfg.skip_games.min(games.len()));
     if let Some(n) = cfg.max_games {
         games.truncate(n);
     }
@@ -181,6 +191,7 @@ fn label_game(g: &GameLine, rule: Rule, cfg: &LeafConfig) -> Result<Vec<GameLine
     let stop = AtomicBool::new(false);
     let mut player = AlphaBeta::new();
     player.set_memory(MEMORY);
+    player.set_eval_nets(cfg.nets.clone());
     player.sample_leaves(cfg.rate, rng.next_u64());
     player.search(
         &root,
@@ -208,6 +219,7 @@ fn label_game(g: &GameLine, rule: Rule, cfg: &LeafConfig) -> Result<Vec<GameLine
         };
         let mut labeller = AlphaBeta::new();
         labeller.set_memory(MEMORY);
+        labeller.set_eval_nets(cfg.nets.clone());
         let r = labeller.search(
             &leaf,
             &Limits::nodes(cfg.label_nodes.max(1)),
@@ -290,7 +302,31 @@ mod tests {
             rate: 0.05,
             seed: 9,
             threads,
+            skip_games: 0,
             max_games: None,
+            nets: Vec::new(),
+        }
+    }
+
+    /// Checks each leaf line of `lines` against a fresh 600-node search with `nets`: its
+    /// label is that search's score, its last move that search's best, its `classic` value
+    /// the leaf's pattern value.
+    fn check_labels(lines: &[GameLine], nets: &[Arc<EvalNet>]) {
+        let stop = AtomicBool::new(false);
+        for l in lines {
+            assert!(l.leaf && l.nodes == 600 && l.seed == 5 && l.result == "black");
+            let n = l.moves.len();
+            assert!(l.scores[..n - 1].iter().all(Option::is_none));
+            assert!(l.classic[..n - 1].iter().all(Option::is_none));
+            let leaf = board(l, Rule::Freestyle, n - 1).unwrap();
+            assert_eq!(l.classic[n - 1], classic_value(&leaf));
+            let mut p = AlphaBeta::new();
+            p.set_memory(MEMORY);
+            p.set_eval_nets(nets.to_vec());
+            let r = p.search(&leaf, &Limits::nodes(600), &stop, &mut |_| {});
+            assert_eq!(l.scores[n - 1], Some(r.score));
+            let [x, y] = l.moves[n - 1];
+            assert_eq!(r.best, Some((y * 15 + x) as Move));
         }
     }
 
@@ -342,21 +378,7 @@ mod tests {
         assert!(s.leaves >= 4, "{s:?}");
         let lines = read_lines(&one).unwrap();
         assert_eq!(lines.len(), s.leaves);
-        let stop = AtomicBool::new(false);
-        for l in &lines {
-            assert!(l.leaf && l.nodes == 600 && l.seed == 5 && l.result == "black");
-            let n = l.moves.len();
-            assert!(l.scores[..n - 1].iter().all(Option::is_none));
-            assert!(l.classic[..n - 1].iter().all(Option::is_none));
-            let leaf = board(l, Rule::Freestyle, n - 1).unwrap();
-            assert_eq!(l.classic[n - 1], classic_value(&leaf));
-            let mut p = AlphaBeta::new();
-            p.set_memory(MEMORY);
-            let r = p.search(&leaf, &Limits::nodes(600), &stop, &mut |_| {});
-            assert_eq!(l.scores[n - 1], Some(r.score));
-            let [x, y] = l.moves[n - 1];
-            assert_eq!(r.best, Some((y * 15 + x) as Move));
-        }
+        check_labels(&lines, &[]);
         // Two threads write the same lines (games may come in another order).
         let two = dir.path().join("two.jsonl");
         run(&input, &two, &cfg(2)).unwrap();
@@ -380,5 +402,46 @@ mod tests {
         };
         assert!(run(&input, &one, &other).is_err());
         assert_eq!(read_lines(&one).unwrap().len(), lines.len());
+        // Skipping games: the lines of the others, and only theirs.
+        let tail = dir.path().join("tail.jsonl");
+        let skip = LeafConfig {
+            skip_games: 2,
+            max_games: Some(1),
+            ..cfg(1)
+        };
+        let s = run(&input, &tail, &skip).unwrap();
+        assert_eq!(s.games, 1);
+        let want: Vec<GameLine> = lines.iter().filter(|l| l.index == 2).cloned().collect();
+        assert!(!want.is_empty());
+        assert_eq!(key(read_lines(&tail).unwrap()), key(want));
+    }
+
+    /// With a network, both searches evaluate with it: the labels are fresh searches with
+    /// the network, and the data is not the pattern evaluation's.
+    #[test]
+    fn searches_use_the_given_network() {
+        let Some(net) = crate::search::gomoku::learn::evalnet::shipped()
+            .into_iter()
+            .find(|n| n.rule() == Rule::Freestyle)
+        else {
+            panic!("the freestyle eval net is shipped in weights/");
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let input = dir.path().join("games.jsonl");
+        let text: String = (0..3)
+            .map(|i| serde_json::to_string(&game(i)).unwrap() + "\n")
+            .collect();
+        std::fs::write(&input, text).unwrap();
+        let (plain, netted) = (dir.path().join("plain.jsonl"), dir.path().join("net.jsonl"));
+        run(&input, &plain, &cfg(1)).unwrap();
+        let with_net = LeafConfig {
+            nets: vec![net.clone()],
+            ..cfg(1)
+        };
+        run(&input, &netted, &with_net).unwrap();
+        let lines = read_lines(&netted).unwrap();
+        assert!(!lines.is_empty());
+        check_labels(&lines, &[net]);
+        assert_ne!(read_lines(&plain).unwrap(), lines);
     }
 }
