@@ -3,10 +3,9 @@
 //! are the global options.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use clap::Args;
-
-use std::sync::Arc;
 
 use crate::search::gomoku::learn::evalnet::EvalNet;
 use crate::selfplay::leaves::{run, LeafConfig};
