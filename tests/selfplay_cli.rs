@@ -406,7 +406,7 @@ fn bad_options_and_unfit_networks_are_clear_errors() {
 /// `--eval`, `--rate` or game log.
 #[test]
 fn leaf_labels_from_the_command_line() {
-    use pcn::selfplay::gamelog::GameLine;
+    use pcn::selfplay::gamelog::{read_lines, GameLine};
     let dir = tempfile::tempdir().unwrap();
     let games = dir.path().join("games.jsonl");
     let o = pcn()
@@ -453,12 +453,7 @@ fn leaf_labels_from_the_command_line() {
             .output()
             .unwrap();
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-        let lines: Vec<GameLine> = std::fs::read_to_string(out)
-            .unwrap()
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap())
-            .collect();
-        lines
+        read_lines(out).unwrap()
     };
     let classic = leaves("classic", &[], &dir.path().join("classic.jsonl"));
     assert!(!classic.is_empty());
@@ -479,12 +474,7 @@ fn leaf_labels_from_the_command_line() {
         &dir.path().join("tail.jsonl"),
     );
     // The skipped games are the first in the file, which need not be in index order.
-    let third: GameLine = std::fs::read_to_string(&games)
-        .unwrap()
-        .lines()
-        .nth(2)
-        .map(|l| serde_json::from_str(l).unwrap())
-        .unwrap();
+    let third = read_lines(&games).unwrap().swap_remove(2);
     let want: Vec<GameLine> = classic
         .iter()
         .filter(|l| l.index == third.index)
@@ -496,15 +486,9 @@ fn leaf_labels_from_the_command_line() {
         (vec!["--eval", "/nonexistent.bin"], "--eval"),
         (vec!["--rate", "2"], "--rate"),
     ] {
-        let mut c = pcn();
-        if args[0] == "--eval" {
-            c.args(&args);
-            c.args(["leaf-labels"]);
-        } else {
-            c.args(["leaf-labels"]);
-            c.args(&args);
-        }
-        let o = c
+        let o = pcn()
+            .arg("leaf-labels")
+            .args(&args)
             .arg("--games")
             .arg(&games)
             .arg("--out")

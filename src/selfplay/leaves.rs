@@ -294,6 +294,16 @@ mod tests {
         }
     }
 
+    /// A game log of `n` games (indices 0..n) in `dir`.
+    fn write_games(dir: &Path, n: u32) -> std::path::PathBuf {
+        let input = dir.join("games.jsonl");
+        let text: String = (0..n)
+            .map(|i| serde_json::to_string(&game(i)).unwrap() + "\n")
+            .collect();
+        std::fs::write(&input, text).unwrap();
+        input
+    }
+
     fn cfg(threads: usize) -> LeafConfig {
         LeafConfig {
             root_nodes: 4000,
@@ -367,11 +377,7 @@ mod tests {
     #[test]
     fn labels_are_fresh_searches_and_runs_resume() {
         let dir = tempfile::tempdir().unwrap();
-        let input = dir.path().join("games.jsonl");
-        let text: String = (0..4)
-            .map(|i| serde_json::to_string(&game(i)).unwrap() + "\n")
-            .collect();
-        std::fs::write(&input, text).unwrap();
+        let input = write_games(dir.path(), 4);
         let one = dir.path().join("one.jsonl");
         let s = run(&input, &one, &cfg(1)).unwrap();
         assert_eq!((s.games, s.skipped), (4, 0));
@@ -427,11 +433,7 @@ mod tests {
             panic!("the freestyle eval net is shipped in weights/");
         };
         let dir = tempfile::tempdir().unwrap();
-        let input = dir.path().join("games.jsonl");
-        let text: String = (0..3)
-            .map(|i| serde_json::to_string(&game(i)).unwrap() + "\n")
-            .collect();
-        std::fs::write(&input, text).unwrap();
+        let input = write_games(dir.path(), 3);
         let (plain, netted) = (dir.path().join("plain.jsonl"), dir.path().join("net.jsonl"));
         run(&input, &plain, &cfg(1)).unwrap();
         let with_net = LeafConfig {
