@@ -1,6 +1,8 @@
 //! `--eval` through the real binary: a weight file reaches the `pcn` player (its debug log
-//! says so) under the rule it was trained for and only there, `classic` turns it off, and
-//! a missing or damaged file is a clear error with exit status 2.
+//! says so) under the rule it was trained for and only there, the shipped network also
+//! under exact five and renju (where its gate measured it stronger) but not caro,
+//! `classic` turns it off, and a missing or damaged file is a clear error with exit
+//! status 2.
 
 use std::time::Duration;
 
@@ -22,6 +24,15 @@ fn net_file(rule: Rule, name: &str) -> std::path::PathBuf {
 }
 
 fn play(eval: &str) -> (String, String, i32) {
+    play_rule(eval, None)
+}
+
+/// One move with `--eval eval`, under the Gomocup `rule` number when given.
+fn play_rule(eval: &str, rule: Option<u32>) -> (String, String, i32) {
+    let input = match rule {
+        Some(r) => format!("START 15\nINFO rule {r}\nTURN 7,7\nEND\n"),
+        None => ONE_MOVE.to_string(),
+    };
     run_pcn_text(
         &[
             "--eval",
@@ -32,7 +43,7 @@ fn play(eval: &str) -> (String, String, i32) {
             "debug",
             "gomocup",
         ],
-        ONE_MOVE,
+        &input,
         Duration::from_secs(60),
     )
 }
@@ -81,6 +92,46 @@ fn a_weight_file_reaches_the_player_under_its_rule() {
         moved(&out) && !err.contains("evaluation network ("),
         "{err}"
     );
+}
+
+#[test]
+fn the_shipped_network_serves_exact_and_renju_but_not_caro() {
+    for (rule, name) in [(1, "exact"), (4, "renju")] {
+        for eval in ["auto", "net"] {
+            let (out, err, code) = play_rule(eval, Some(rule));
+            assert_eq!(code, 0, "{err}");
+            assert!(moved(&out), "{out}");
+            let want = "evaluation network (freestyle, 32 channels";
+            assert!(
+                err.lines()
+                    .any(|l| l.contains(want) && l.ends_with(&format!("under {name}"))),
+                "{eval} under {name}: {err}"
+            );
+        }
+        let (out, err, code) = play_rule("classic", Some(rule));
+        assert_eq!(code, 0, "{err}");
+        assert!(
+            moved(&out) && !err.contains("evaluation network ("),
+            "{err}"
+        );
+        // A freestyle file given by path serves its own rule only.
+        let free = net_file(Rule::Freestyle, "free-other-rule.bin");
+        let (out, err, code) = play_rule(free.to_str().unwrap(), Some(rule));
+        assert_eq!(code, 0, "{err}");
+        assert!(
+            moved(&out) && !err.contains("evaluation network ("),
+            "{err}"
+        );
+    }
+    // Caro: the pattern evaluation, whatever `--eval` asks for.
+    for eval in ["auto", "net"] {
+        let (out, err, code) = play_rule(eval, Some(8));
+        assert_eq!(code, 0, "{err}");
+        assert!(
+            moved(&out) && !err.contains("evaluation network ("),
+            "{err}"
+        );
+    }
 }
 
 #[test]

@@ -870,8 +870,8 @@ pub struct AlphaBeta {
     evals: Vec<i32>,
     /// Where the last search's nodes went (this thread's).
     stats: TreeStats,
-    /// Evaluation networks to use instead of the pattern evaluation, one per rule at most;
-    /// a position under a rule none of them was trained for uses the pattern evaluation.
+    /// Evaluation networks to use instead of the pattern evaluation; a position under a rule
+    /// none of them serves ([`EvalNet::serves`]) uses the pattern evaluation.
     eval_nets: Vec<Arc<EvalNet>>,
     /// The running sums of the network in use for the current search's board.
     acc: Option<Accumulator>,
@@ -972,8 +972,8 @@ impl AlphaBeta {
         self.leaf_sample.take().map(|s| s.kept).unwrap_or_default()
     }
 
-    /// Evaluates with these networks where one was trained for the position's rule (the
-    /// pattern evaluation elsewhere, and with none).
+    /// Evaluates with these networks where one serves the position's rule
+    /// ([`EvalNet::serves`]; the pattern evaluation elsewhere, and with none).
     pub fn set_eval_nets(&mut self, nets: Vec<Arc<EvalNet>>) {
         self.eval_nets = nets;
         self.acc = None;
@@ -981,12 +981,12 @@ impl AlphaBeta {
 
     /// Whether the search of `g` evaluates with a network.
     pub fn uses_eval_net(&self, g: &Gomoku) -> bool {
-        self.eval_nets.iter().any(|n| n.rule() == g.rule())
+        self.eval_nets.iter().any(|n| n.serves(g.rule()))
     }
 
     /// Starts the network's running sums on `g` (or drops them where no network fits).
     fn start_eval(&mut self, g: &Gomoku) {
-        let Some(net) = self.eval_nets.iter().find(|n| n.rule() == g.rule()) else {
+        let Some(net) = self.eval_nets.iter().find(|n| n.serves(g.rule())) else {
             self.acc = None;
             return;
         };
@@ -1713,10 +1713,11 @@ impl Searcher<Gomoku> for AlphaBeta {
         self.start_eval(&g);
         if let Some(a) = &self.acc {
             log::debug!(
-                "pcn: evaluation network ({}, {} channels, {:?})",
+                "pcn: evaluation network ({}, {} channels, {:?}) under {}",
                 a.net().rule().name(),
                 a.net().channels(),
-                a.simd()
+                a.simd(),
+                g.rule().name()
             );
         }
         let before_threats = budget.nodes;

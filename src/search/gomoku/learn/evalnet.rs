@@ -87,6 +87,9 @@ pub enum EvalNetError {
 #[derive(Clone, Debug)]
 pub struct EvalNet {
     rule: Rule,
+    /// Other rules the network evaluates under besides the one it was trained for (only a
+    /// shipped network whose gate measured it stronger there; a loaded file has none).
+    also: Vec<Rule>,
     residual: bool,
     channels: usize,
     hidden: usize,
@@ -247,6 +250,7 @@ impl EvalNet {
         let [w1, b1, w2, b2, w3] = head;
         EvalNet {
             rule,
+            also: Vec::new(),
             residual: false,
             channels,
             hidden,
@@ -318,6 +322,25 @@ impl EvalNet {
     /// The rule set the network was trained for.
     pub fn rule(&self) -> Rule {
         self.rule
+    }
+
+    /// Whether the player evaluates with this network under `rule`: the rule it was
+    /// trained for, and the rules added by [`EvalNet::also_under`].
+    pub fn serves(&self, rule: Rule) -> bool {
+        rule == self.rule || self.also.contains(&rule)
+    }
+
+    /// This network, used as well under `rules`. The line codes are raw stones, the same
+    /// under every rule, and a residual network adds its correction to the pattern
+    /// evaluation of the rule being played; whether the correction learned under one rule
+    /// helps under another is the gate's question, so only measured rules are added.
+    pub fn also_under(mut self, rules: &[Rule]) -> EvalNet {
+        for &r in rules {
+            if !self.serves(r) {
+                self.also.push(r);
+            }
+        }
+        self
     }
 
     /// Whether the network's value is a correction to the pattern evaluation (a `PCNEVAL2`
@@ -520,20 +543,25 @@ pub fn shipped() -> Vec<Arc<EvalNet>> {
 }
 
 /// Whether `--eval auto` uses the shipped network for `rule` (the gate's verdict, recorded
-/// in docs/players.md): under freestyle, the only rule a network is trained for.
+/// in docs/players.md): under freestyle, the rule the shipped network was trained for, and
+/// under exact five and renju, where the same network measured stronger than the pattern
+/// evaluation.
 pub fn default_for(rule: Rule) -> bool {
-    rule == Rule::Freestyle
+    matches!(rule, Rule::Freestyle | Rule::Exact | Rule::Renju)
 }
 
 static SHIPPED: Lazy<Vec<Arc<EvalNet>>> = Lazy::new(|| {
-    let files: &[(&str, &[u8])] = &[(
+    // Each file with the rules it is used under besides its own (docs/players.md has the
+    // gates that put them there).
+    let files: &[(&str, &[u8], &[Rule])] = &[(
         "gomoku_eval_freestyle.bin",
         include_bytes!("../../../../weights/gomoku_eval_freestyle.bin"),
+        &[Rule::Exact, Rule::Renju],
     )];
     files
         .iter()
-        .filter_map(|(name, b)| match EvalNet::from_bytes(b) {
-            Ok(n) => Some(Arc::new(n)),
+        .filter_map(|(name, b, also)| match EvalNet::from_bytes(b) {
+            Ok(n) => Some(Arc::new(n.also_under(also))),
             Err(e) => {
                 log::warn!("shipped evaluation network {name} unusable: {e}");
                 None
@@ -1113,24 +1141,35 @@ mod tests {
         assert_ne!(reference_sums(&net, &g), reference_sums(&net, &h));
     }
 
-    /// The shipped freestyle network is built in and loads; `auto` chooses it under
-    /// freestyle only.
+    /// The shipped freestyle network is built in and loads; it serves exact five and renju
+    /// as well, and `auto` chooses it under those three rules only.
     #[test]
     fn the_shipped_network_loads() {
         let nets = shipped();
         assert_eq!(nets.len(), 1);
         assert_eq!(nets[0].rule(), Rule::Freestyle);
         assert!(nets[0].residual());
-        assert!(default_for(Rule::Freestyle));
-        for r in [
-            Rule::Exact,
-            Rule::Renju,
-            Rule::Caro,
-            Rule::CaroExact,
-            Rule::FourT,
-        ] {
-            assert!(!default_for(r), "{r:?}");
+        for r in [Rule::Freestyle, Rule::Exact, Rule::Renju] {
+            assert!(default_for(r), "{r:?}");
+            assert!(nets[0].serves(r), "{r:?}");
         }
+        for r in [Rule::Caro, Rule::CaroExact, Rule::FourT] {
+            assert!(!default_for(r), "{r:?}");
+            assert!(!nets[0].serves(r), "{r:?}");
+        }
+    }
+
+    /// A loaded file serves its own rule only, whatever a shipped copy of it serves.
+    #[test]
+    fn a_loaded_file_serves_its_own_rule() {
+        let net = EvalNet::random(Rule::Freestyle, 16, 4, 3);
+        let loaded = EvalNet::from_bytes(&net.to_bytes()).unwrap();
+        assert!(loaded.serves(Rule::Freestyle));
+        assert!(!loaded.serves(Rule::Exact));
+        let wider = loaded.also_under(&[Rule::Exact, Rule::Freestyle]);
+        assert!(wider.serves(Rule::Exact) && wider.serves(Rule::Freestyle));
+        assert!(!wider.serves(Rule::Renju));
+        assert_eq!(wider.also, vec![Rule::Exact]);
     }
 
     /// The file round-trips, and every corruption is refused with a reason.
