@@ -1572,6 +1572,26 @@ impl AlphaBeta {
     }
 }
 
+/// The five point to play out of `cell` and the side to move's others. Under renju a five
+/// that Black makes together with a line of six in another direction wins (pcn's rules and
+/// Rapfi's check the five first), but a referee that checks the overline first (c-gomoku-cli
+/// does) scores it as a forbidden move. Where Black has another five point that makes no
+/// overline, that one wins beyond dispute; otherwise `cell` stays.
+fn undisputed_five(g: &Gomoku, cell: usize) -> usize {
+    let me = g.to_move();
+    if g.rule() != Rule::Renju || me != Color::Black {
+        return cell;
+    }
+    let overline = |c: usize| g.patterns(c, me).contains(&Pattern::Overline);
+    if !overline(cell) {
+        return cell;
+    }
+    g.near_empty()
+        .iter()
+        .find(|&c| g.patterns(c, me).contains(&Pattern::F5) && !overline(c))
+        .unwrap_or(cell)
+}
+
 /// Fallback when no candidate exists (e.g. every nearby point is forbidden): the first legal move.
 fn first_legal(g: &Gomoku) -> Option<Move> {
     let mut legal = Vec::new();
@@ -1674,7 +1694,7 @@ impl Searcher<Gomoku> for AlphaBeta {
                 }
             };
         match tactic {
-            Tactic::WinNow(c) => return proven(me, c, &g, on_event),
+            Tactic::WinNow(c) => return proven(me, undisputed_five(&g, c), &g, on_event),
             Tactic::Lost(c) => {
                 // Block one five if that point is playable (renju: it may be forbidden).
                 let cell = if g.check_move(g.move_of(c)).is_ok() {
@@ -1975,6 +1995,56 @@ mod tests {
                 }
                 assert_eq!(facts_index_of_word(word, color), i, "{p:?} {color:?}");
             }
+        }
+    }
+
+    /// Renju, Black to move with two five points: the first in the scan also makes six in
+    /// its column, the other is a plain five. The player plays the plain one; with the
+    /// plain one blocked it plays the first (a five is a win under these rules).
+    #[test]
+    fn renju_black_prefers_a_five_without_an_overline() {
+        let at = |x: usize, y: usize| (y * 15 + x) as Move;
+        // Black: a four in row 3 (blocked at both (2, 3) and (8, 3) but (7, 3)), which
+        // also makes six in column 7; a four in row 10, five at (6, 10).
+        #[rustfmt::skip]
+        let black = [
+            (3, 3), (4, 3), (5, 3), (6, 3),
+            (7, 0), (7, 1), (7, 2), (7, 4), (7, 5),
+            (2, 10), (3, 10), (4, 10), (5, 10),
+        ];
+        // White: the blocks, then stones far from everything (the last one can block row 10).
+        #[rustfmt::skip]
+        let white = [
+            (8, 3), (2, 3), (1, 10),
+            (12, 0), (14, 1), (12, 2), (14, 4), (12, 6), (14, 7), (12, 9), (14, 11), (12, 13),
+            (10, 13),
+        ];
+        let position = |block: bool| {
+            let Ok(mut g) = Gomoku::new(15, 15, Rule::Renju) else {
+                panic!("board");
+            };
+            let mut white = white.to_vec();
+            if block {
+                white[12] = (6, 10);
+            }
+            for (b, w) in black.iter().zip(white.iter()) {
+                g.play_unchecked(at(b.0, b.1));
+                g.play_unchecked(at(w.0, w.1));
+            }
+            assert_eq!(g.to_move(), Color::Black);
+            assert!(g.outcome().is_none());
+            g
+        };
+        let stop = AtomicBool::new(false);
+        for (block, want) in [(false, at(6, 10)), (true, at(7, 3))] {
+            let g = position(block);
+            let mut ab = AlphaBeta::default();
+            let r = ab.search(&g, &Limits::nodes(10_000), &stop, &mut |_| {});
+            assert_eq!(r.best, Some(want), "blocked {block}");
+            assert_eq!(r.proven, Some(Some(Color::Black)));
+            let mut after = g.clone();
+            after.play_unchecked(want);
+            assert_eq!(after.outcome(), Some(Outcome::Win(Color::Black)));
         }
     }
 
