@@ -178,6 +178,40 @@ fn hard_deadline_stops_stubborn_searcher() {
     assert!(t < Duration::from_millis(1250), "late: {t:?}");
 }
 
+/// A search that misses its hard deadline (deaf to its stop flag) is answered for in time,
+/// with the best move of the iteration it reported (`test-frozen` reports the last empty
+/// point, a corner, which the static fallback would never play) and without a `MESSAGE` line of a
+/// search that did not answer.
+#[test]
+fn a_late_search_is_answered_with_its_reported_move() {
+    let mut b = Brain::spawn(&["--player", "test-frozen", "gomocup"]);
+    b.send("START 15");
+    assert_eq!(b.expect(Duration::from_secs(5)).0, "OK");
+    b.send("INFO timeout_turn 1000");
+    let sent = b.send("TURN 7,7");
+    let mut messages = Vec::new();
+    let (l, at) = loop {
+        let (l, at) = b.expect(Duration::from_secs(20));
+        if l.starts_with("MESSAGE ") {
+            messages.push(l);
+        } else {
+            break (l, at);
+        }
+    };
+    // The last empty point in the board's order is a corner; the static move is not.
+    let corner = l.split(',').all(|v| v.trim() == "0" || v.trim() == "14");
+    assert!(corner, "not the reported move: {l}");
+    assert!(
+        at - sent < Duration::from_millis(1250),
+        "late: {:?}",
+        at - sent
+    );
+    assert!(
+        !messages.iter().any(|m| m.starts_with("MESSAGE depth")),
+        "a search line for a fallback: {messages:?}"
+    );
+}
+
 #[test]
 fn time_left_is_respected() {
     let t = timed_move(

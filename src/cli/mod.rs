@@ -7,7 +7,7 @@
 use clap::{Parser, Subcommand};
 
 use self::config::EngineConfig;
-use crate::engine::testing::{Slow, Stubborn};
+use crate::engine::testing::{Frozen, Slow, Stubborn};
 use crate::game::gomoku::{Gomoku, Rule};
 use crate::game::killallgo::{KillallGo, Variant};
 use crate::protocol::detect::{detect_line, Protocol};
@@ -154,8 +154,8 @@ impl Default for GtpArgs {
 
 /// Builds a Gomoku player by name: the search registry's players
 /// ([`crate::search::registry::GOMOKU_SEARCHERS`]; the `solver` players use the threads,
-/// seed and network of `settings`) plus the time-handling test players `test-slow` /
-/// `test-stubborn` (see [`crate::engine::testing`]; tests/gomocup_robustness.rs uses them).
+/// seed and network of `settings`) plus the time-handling test players `test-slow`,
+/// `test-stubborn` and `test-frozen` (see [`crate::engine::testing`]; tests/gomocup_robustness.rs uses them).
 pub fn make_gomoku_player(
     name: &str,
     settings: &PlayerSettings,
@@ -163,6 +163,7 @@ pub fn make_gomoku_player(
     match name.to_ascii_lowercase().as_str() {
         "test-slow" => Some(Box::new(Slow(Greedy))),
         "test-stubborn" => Some(Box::new(Stubborn(Greedy))),
+        "test-frozen" => Some(Box::new(Frozen(Greedy))),
         other => gomoku_searcher_with(other, settings),
     }
 }
@@ -239,7 +240,7 @@ fn run_gomocup<W: std::io::Write>(
     };
     let Some(player) = make_gomoku_player(&g.player, &c.player_settings(net, eval_nets)) else {
         eprintln!(
-            "pcn: unknown player '{}' (known: {}, test-slow, test-stubborn)",
+            "pcn: unknown player '{}' (known: {}, test-slow, test-stubborn, test-frozen)",
             g.player,
             GOMOKU_SEARCHERS.join(", ")
         );

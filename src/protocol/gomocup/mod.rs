@@ -356,6 +356,11 @@ fn any_empty(g: &Gomoku) -> Option<Move> {
     (0..(g.width() * g.height()) as Move).find(|&m| g.stone(m).is_none())
 }
 
+/// Whether `m` is a point of the board with no stone on it.
+fn playable(g: &Gomoku, m: Move) -> bool {
+    (m as usize) < g.width() * g.height() && g.stone(m).is_none()
+}
+
 /// The greedy move, used for `timeout_turn 0` and as the fallback when a search is late.
 fn greedy_move(g: &Gomoku) -> Option<Move> {
     let stop = AtomicBool::new(false);
@@ -966,7 +971,16 @@ impl<W: Write> Session<W> {
                                 score, pv, nodes, ..
                             },
                         ) => p.lines.push((score, pv, nodes)),
-                        (Reply::Move, SearchEvent::Info { depth, .. }) => p.depth = Some(depth),
+                        (Reply::Move, SearchEvent::Info { depth, pv, .. }) => {
+                            p.depth = Some(depth);
+                            // A search late for its deadline is answered for with the best
+                            // move of its last finished iteration, not the static one.
+                            if let Some(&m) = pv.first() {
+                                if self.game.as_ref().is_some_and(|g| playable(g, m)) {
+                                    p.fallback = Some(m);
+                                }
+                            }
+                        }
                         _ => {}
                     }
                 }
@@ -989,6 +1003,13 @@ impl<W: Write> Session<W> {
         }
         log::warn!("search missed its deadline; answering with the fallback move");
         self.engine.stop();
+        // No `MESSAGE` line for it: the search's own line comes with its own result only.
+        if let Some(p) = self.pending.as_mut() {
+            p.depth = None;
+        }
+        let Some(p) = self.pending.as_ref() else {
+            return;
+        };
         let m = p.fallback;
         self.send_reply(SearchResult {
             best: m,
@@ -1005,8 +1026,7 @@ impl<W: Write> Session<W> {
         let Some(g) = self.game.as_mut() else {
             return;
         };
-        let usable = |m: Move| (m as usize) < g.width() * g.height() && g.stone(m).is_none();
-        let best = r.best.filter(|&m| usable(m)).or(p.fallback);
+        let best = r.best.filter(|&m| playable(g, m)).or(p.fallback);
         match p.reply {
             Reply::Move | Reply::NBest(_) => {
                 let mut lines = Vec::new();
@@ -1052,7 +1072,7 @@ impl<W: Write> Session<W> {
                 self.line(&text);
             }
             Reply::Swap2Open => {
-                let ok = r.pv.len() == 3 && r.pv.iter().all(|&m| usable(m));
+                let ok = r.pv.len() == 3 && r.pv.iter().all(|&m| playable(g, m));
                 if !ok {
                     self.error(CmdError::Other("no swap2 opening found".into()));
                     return;
