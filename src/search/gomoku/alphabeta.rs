@@ -1572,11 +1572,11 @@ impl AlphaBeta {
     }
 }
 
-/// The five point to play out of `cell` and the side to move's others. Under renju a five
-/// that Black makes together with a line of six in another direction wins (pcn's rules and
-/// Rapfi's check the five first), but a referee that checks the overline first (c-gomoku-cli
-/// does) scores it as a forbidden move. Where Black has another five point that makes no
-/// overline, that one wins beyond dispute; otherwise `cell` stays.
+/// Which five point the side to move plays: `cell` (one of its five points), or under renju
+/// another of Black's. A five that Black makes together with a line of six in another
+/// direction wins (pcn's rules and Rapfi's check the five first), but a referee that checks
+/// the overline first (c-gomoku-cli does) scores it as a forbidden move. So where Black has
+/// another five point that makes no overline, that one is played; otherwise `cell`.
 fn undisputed_five(g: &Gomoku, cell: usize) -> usize {
     let me = g.to_move();
     if g.rule() != Rule::Renju || me != Color::Black {
