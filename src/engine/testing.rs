@@ -27,6 +27,22 @@ pub struct Frozen<S>(pub S);
 /// How long [`Frozen`] hangs: well past any deadline of the tests that use it.
 const FROZEN_FOR: Duration = Duration::from_secs(3);
 
+/// The settings of a test player are its inner searcher's: `clear`, `set_memory` and
+/// `set_threads` pass through to field 0.
+macro_rules! delegate_settings {
+    () => {
+        fn clear(&mut self) {
+            self.0.clear()
+        }
+        fn set_memory(&mut self, bytes: usize) {
+            self.0.set_memory(bytes)
+        }
+        fn set_threads(&mut self, threads: usize) {
+            self.0.set_threads(threads)
+        }
+    };
+}
+
 fn wait_until(stop: &AtomicBool, deadline: Option<Instant>) {
     while !stop.load(Ordering::Relaxed) && deadline.is_none_or(|d| Instant::now() < d) {
         std::thread::sleep(Duration::from_millis(1));
@@ -51,15 +67,7 @@ impl<G: Game, S: Searcher<G>> Searcher<G> for Slow<S> {
         wait_until(stop, Some(start + t));
         r
     }
-    fn clear(&mut self) {
-        self.0.clear()
-    }
-    fn set_memory(&mut self, bytes: usize) {
-        self.0.set_memory(bytes)
-    }
-    fn set_threads(&mut self, threads: usize) {
-        self.0.set_threads(threads)
-    }
+    delegate_settings!();
 }
 
 impl<G: Game, S: Searcher<G>> Searcher<G> for Stubborn<S> {
@@ -77,15 +85,7 @@ impl<G: Game, S: Searcher<G>> Searcher<G> for Stubborn<S> {
         wait_until(stop, None);
         r
     }
-    fn clear(&mut self) {
-        self.0.clear()
-    }
-    fn set_memory(&mut self, bytes: usize) {
-        self.0.set_memory(bytes)
-    }
-    fn set_threads(&mut self, threads: usize) {
-        self.0.set_threads(threads)
-    }
+    delegate_settings!();
 }
 
 impl<G: Game, S: Searcher<G>> Searcher<G> for Frozen<S> {
@@ -117,13 +117,5 @@ impl<G: Game, S: Searcher<G>> Searcher<G> for Frozen<S> {
         std::thread::sleep(FROZEN_FOR);
         r
     }
-    fn clear(&mut self) {
-        self.0.clear()
-    }
-    fn set_memory(&mut self, bytes: usize) {
-        self.0.set_memory(bytes)
-    }
-    fn set_threads(&mut self, threads: usize) {
-        self.0.set_threads(threads)
-    }
+    delegate_settings!();
 }
