@@ -110,7 +110,8 @@ summarize() {
       return sprintf("%+.0f", e)
     }
     # An ERROR instead of OK after START ends the game as a "time forfeit" of the side to
-    # move, whichever brain sent it: remember who sent it (per worker) to say so below.
+    # move in the game record (and the running score of c-gomoku-cli may credit either brain),
+    # whoever sent it: remember who sent it (per worker) and score the game below.
     /^\[[0-9]+\] engine .* output error/ {
       wid = $1; name = $0; sub(/^\[[0-9]+\] engine /, "", name); sub(/ output error.*/, "", name)
       senterr[wid] = name
@@ -128,8 +129,16 @@ summarize() {
       reason = rest; sub(/^[^{]*\{/, "", reason); sub(/\}.*/, "", reason)
       if (black == pcn) { col = "black"; opp = white } else if (white == pcn) { col = "white"; opp = black } else next
       gnum = $4 + 0
+      # A game that never started says nothing about strength. An ERROR at START from the
+      # opponent is not scored (Rapfi drops a START that arrives while the search of its
+      # last move in the game before is still winding down); one from pcn is a loss for
+      # pcn, whatever the record says.
+      startfail = (reason ~ /time forfeit/ && errname != "")
+      if (startfail) serr[errname]++
+      if (startfail && errname != pcn) { unscored++; next }
       n++
-      if (res == "1-0") pts = (col == "black") ? 1 : 0
+      if (startfail) pts = 0
+      else if (res == "1-0") pts = (col == "black") ? 1 : 0
       else if (res == "0-1") pts = (col == "white") ? 1 : 0
       else pts = 0.5
       # With -repeat, games 2k-1 and 2k play opening k with the colours swapped.
@@ -139,7 +148,7 @@ summarize() {
       games[col]++
       # Who lost by something other than the board: the side that did not score.
       loser = (pts == 1) ? opp : (pts == 0 ? pcn : "")
-      if (reason ~ /time forfeit/ && errname != "") { serr[errname]++; serrl[loser]++ }
+      if (startfail) { }
       else if (reason ~ /time forfeit/) tl[loser]++
       else if (reason ~ /illegal move/) il[loser]++
       else if (reason ~ /forbidden move/) fb[loser]++
@@ -177,8 +186,8 @@ summarize() {
       }
       printf "Time losses: %s %d, %s %d\n", pcn, tl[pcn], opp, tl[opp]
       if (serr[pcn] + serr[opp] > 0)
-        printf "ERROR at START (scored by the manager as a time forfeit of the side to move): sent by %s %d, %s %d; games lost by %s %d, %s %d\n", \
-          pcn, serr[pcn], opp, serr[opp], pcn, serrl[pcn], opp, serrl[opp]
+        printf "ERROR at START: sent by %s %d, %s %d; those from %s scored as its losses, %d from the opponent not scored\n", \
+          pcn, serr[pcn], opp, serr[opp], pcn, unscored
       printf "Illegal moves: %s %d, %s %d\n", pcn, il[pcn], opp, il[opp]
       printf "Forbidden moves (renju): %s %d, %s %d\n", pcn, fb[pcn], opp, fb[opp]
       printf "Crashes: %s %d, %s %d\n", pcn, cr[pcn], opp, cr[opp]
