@@ -110,8 +110,8 @@ summarize() {
       return sprintf("%+.0f", e)
     }
     # An ERROR instead of OK after START ends the game as a "time forfeit" of the side to
-    # move in the game record (and the running score of c-gomoku-cli may credit either brain),
-    # whoever sent it: remember who sent it (per worker) and score the game below.
+    # move in the game record, whoever sent it (and the running score of c-gomoku-cli may
+    # credit either brain): remember who sent it (per worker) and score the game below.
     /^\[[0-9]+\] engine .* output error/ {
       wid = $1; name = $0; sub(/^\[[0-9]+\] engine /, "", name); sub(/ output error.*/, "", name)
       senterr[wid] = name
@@ -132,7 +132,9 @@ summarize() {
       # A game that never started says nothing about strength. An ERROR at START from the
       # opponent is not scored (Rapfi drops a START that arrives while the search of its
       # last move in the game before is still winding down); one from pcn is a loss for
-      # pcn, whatever the record says.
+      # pcn, whatever the record says. The log does not say when the ERROR came, so any
+      # game with one that ends in a forfeit counts as such: an opponent that failed later
+      # in the game loses pcn a win here, never gives it one.
       startfail = (reason ~ /time forfeit/ && errname != "")
       if (startfail) serr[errname]++
       if (startfail && errname != pcn) { unscored++; next }
@@ -148,8 +150,7 @@ summarize() {
       games[col]++
       # Who lost by something other than the board: the side that did not score.
       loser = (pts == 1) ? opp : (pts == 0 ? pcn : "")
-      if (startfail) { }
-      else if (reason ~ /time forfeit/) tl[loser]++
+      if (reason ~ /time forfeit/) { if (!startfail) tl[loser]++ }
       else if (reason ~ /illegal move/) il[loser]++
       else if (reason ~ /forbidden move/) fb[loser]++
       else if (reason ~ /crash/) cr[loser]++
