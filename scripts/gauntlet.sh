@@ -136,8 +136,7 @@ summarize() {
       # game with one that ends in a forfeit counts as such: an opponent that failed later
       # in the game loses pcn a win here, never gives it one.
       startfail = (reason ~ /time forfeit/ && errname != "")
-      if (startfail) serr[errname]++
-      if (startfail && errname != pcn) { unscored++; next }
+      if (startfail) { serr[errname]++; if (errname != pcn) next }
       n++
       if (startfail) pts = 0
       else if (res == "1-0") pts = (col == "black") ? 1 : 0
@@ -188,7 +187,7 @@ summarize() {
       printf "Time losses: %s %d, %s %d\n", pcn, tl[pcn], opp, tl[opp]
       if (serr[pcn] + serr[opp] > 0)
         printf "ERROR at START: sent by %s %d, %s %d; those from %s scored as its losses, %d from the opponent not scored\n", \
-          pcn, serr[pcn], opp, serr[opp], pcn, unscored
+          pcn, serr[pcn], opp, serr[opp], pcn, serr[opp]
       printf "Illegal moves: %s %d, %s %d\n", pcn, il[pcn], opp, il[opp]
       printf "Forbidden moves (renju): %s %d, %s %d\n", pcn, fb[pcn], opp, fb[opp]
       printf "Crashes: %s %d, %s %d\n", pcn, cr[pcn], opp, cr[opp]

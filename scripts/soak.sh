@@ -91,8 +91,8 @@ awk -v cap="$MEMORY_MB" -v peak="$peak_kb" '
   /^Illegal moves: / { for (i = 3; i <= NF; i += 2) if ($i ~ /^pcn/) il += $(i + 1) }
   /^Forbidden moves/ { for (i = 4; i <= NF; i += 2) if ($i ~ /^pcn/) fb += $(i + 1) }
   /^Crashes: / { for (i = 2; i <= NF; i += 2) if ($i ~ /^pcn/) cr += $(i + 1) }
-  # "ERROR at START: sent by pcn N, OPP M; ...": pcn'"'"'s only (Rapfi
-  # once answered START with ERROR; that is not pcn failing).
+  # "ERROR at START: sent by pcn N, OPP M; ...": pcn'"'"'s only (the opponent'"'"'s
+  # ERROR at START is not pcn failing).
   /^ERROR at START/ {
     s = $0; sub(/.*sent by /, "", s); sub(/;.*/, "", s); split(s, a, /[ ,]+/)
     if (a[1] ~ /^pcn/) er += a[2]
