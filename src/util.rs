@@ -1,5 +1,7 @@
-//! Small shared helpers: a deterministic PRNG, Zobrist key tables, and the `on`/`off`
-//! switch value.
+//! Small shared helpers: a deterministic PRNG, Zobrist key tables, the `on`/`off` switch
+//! value, and large zeroed tables on huge pages ([`pages`]).
+
+pub mod pages;
 
 /// SplitMix64: a tiny, fast, deterministic PRNG. Used for Zobrist keys and
 /// for every random choice the engine makes, so a fixed seed reproduces runs.

@@ -30,6 +30,7 @@ use super::{Budget, Limits, SearchEvent, SearchResult, Searcher};
 use crate::game::gomoku::{Gomoku, Pattern, Rule};
 use crate::game::{Color, Game, Move, Outcome};
 use crate::search::DEFAULT_MEMORY_BYTES;
+use crate::util::pages::ZeroedTable;
 
 /// Score of a won position (minus the distance to the win in plies).
 pub const WIN: i32 = 1_000_000;
@@ -728,29 +729,17 @@ impl TtEntry {
 /// reads as a miss and is never trusted. The loads and stores are relaxed: an entry is a
 /// hint checked by its key, and a stale one is as safe as a missing one.
 struct SharedTable {
-    slots: Box<[[AtomicU64; 2]]>,
+    slots: ZeroedTable<[AtomicU64; 2]>,
 }
 
 impl SharedTable {
-    /// An all-zero (empty) table of `n` entries (`n` >= 1).
+    /// An all-zero (empty) table of `n` entries (`n` >= 1). Its pages are mapped on first
+    /// touch, which keeps tiny time budgets cheap, and a large one asks for huge pages
+    /// (`util::pages`): the probes land anywhere in it.
     fn new(n: usize) -> SharedTable {
-        let n = n.max(1);
-        let layout = match std::alloc::Layout::array::<[AtomicU64; 2]>(n) {
-            Ok(l) => l,
-            Err(_) => std::alloc::handle_alloc_error(std::alloc::Layout::new::<[AtomicU64; 2]>()),
-        };
-        // A zeroed allocation is lazy and nearly free (the pages are mapped on first touch),
-        // which keeps tiny time budgets and `clear` cheap; writing every entry would not be.
-        // SAFETY: `layout` has a non-zero size (n >= 1 entries of 16 bytes).
-        let p = unsafe { std::alloc::alloc_zeroed(layout) } as *mut [AtomicU64; 2];
-        if p.is_null() {
-            std::alloc::handle_alloc_error(layout);
+        SharedTable {
+            slots: ZeroedTable::huge(n.max(1)),
         }
-        // SAFETY: `p` is a live allocation of `n` entries laid out by the global allocator
-        // with this type's layout (what `Box` frees with), and all-zero bytes are a valid
-        // `AtomicU64` (it has the bit validity of `u64`), so every entry is initialised.
-        let slots = unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(p, n)) };
-        SharedTable { slots }
     }
 
     /// Entries.
@@ -844,6 +833,8 @@ pub struct TreeStats {
 pub struct AlphaBeta {
     /// The transposition table, shared with the helper threads.
     tt: Arc<SharedTable>,
+    /// A search ran since the table was made or cleared (else it is all zero).
+    tt_used: bool,
     /// Search threads: this one plus `threads - 1` helpers (Lazy SMP).
     threads: usize,
     /// The helper threads' searchers (their own boards, stacks, history and threat solver;
@@ -933,6 +924,7 @@ impl AlphaBeta {
     fn with_threat_bits(bits: u32) -> Self {
         AlphaBeta {
             tt: Arc::new(SharedTable::new(1)),
+            tt_used: false,
             threads: 1,
             helpers: Vec::new(),
             id: 0,
@@ -942,7 +934,7 @@ impl AlphaBeta {
             history: Vec::new(),
             aborted: false,
             width: 14,
-            threats: ThreatSolver::new(bits),
+            threats: ThreatSolver::dense(bits),
             defending: false,
             leaf_vcf_nodes: LEAF_VCF_NODES,
             evals: vec![i32::MIN; MAX_PLY + 2],
@@ -1611,10 +1603,23 @@ impl Searcher<Gomoku> for AlphaBeta {
 
     fn clear(&mut self) {
         self.threats.clear();
-        // A fresh zeroed table is cheaper than writing every entry.
-        let n = self.tt.len();
-        self.tt = Arc::new(SharedTable::new(1));
-        self.tt = Arc::new(SharedTable::new(n));
+        // Zeroed in place: the pages stay mapped, so the next game's first searches do not
+        // pay for mapping them again (about 0.1 s per 256 MB on small pages), and writing
+        // the zeros takes about 10 ms per 100 MB, between games. The helpers hand back
+        // their handles first; were one still held elsewhere, a fresh table would do.
+        for h in &mut self.helpers {
+            h.tt = Arc::new(SharedTable::new(1));
+        }
+        match Arc::get_mut(&mut self.tt) {
+            // Unsearched, the table is all zero already (and its pages stay unmapped).
+            Some(_) if !std::mem::take(&mut self.tt_used) => {}
+            Some(t) => t.slots.zero(),
+            None => {
+                let n = self.tt.len();
+                self.tt = Arc::new(SharedTable::new(1));
+                self.tt = Arc::new(SharedTable::new(n));
+            }
+        }
         self.history.iter_mut().for_each(|h| *h = 0);
         // The helpers get the new table at the next search; their own state goes now.
         for h in &mut self.helpers {
@@ -1658,6 +1663,7 @@ impl Searcher<Gomoku> for AlphaBeta {
         self.stats = TreeStats::default();
         self.helper_nodes = 0;
         self.ensure_tt();
+        self.tt_used = true;
         let cells = g.cell_range().end;
         if self.history.len() != cells {
             self.history = vec![0; cells];

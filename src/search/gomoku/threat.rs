@@ -23,6 +23,7 @@ use super::{Budget, Limits};
 use crate::game::gomoku::pattern::EMPTY;
 use crate::game::gomoku::{CellBits, Gomoku, Pattern, Rule};
 use crate::game::{Color, Game, Move, Outcome};
+use crate::util::pages::{ZeroValid, ZeroedTable};
 
 /// Whether `color` playing the empty `cell` wins at once: a five, or under 4T (where fives are
 /// never checked) a move with two or more completion points (an open four, two fours in one
@@ -245,6 +246,9 @@ struct TtEntry {
     depth: u32,
 }
 
+// SAFETY: two integer fields; all-zero is the empty entry (`Default`).
+unsafe impl ZeroValid for TtEntry {}
+
 /// A proven win of the side to move: the position key and the winning move.
 #[derive(Copy, Clone, Default)]
 struct WinEntry {
@@ -252,13 +256,18 @@ struct WinEntry {
     mv: Move,
 }
 
+// SAFETY: two integer fields (`Move` is a `u16`); all-zero is the empty entry (`Default`).
+unsafe impl ZeroValid for WinEntry {}
+
 /// A reusable VCF/VCT solver owning its table of failed positions and a table of the wins it
 /// proved on the way (every attacker node of a successful line or tree), so a later caller
 /// can follow a proof without searching again ([`ThreatSolver::cached_win`]).
 pub struct ThreatSolver {
-    tt: Vec<TtEntry>,
-    wins: Vec<WinEntry>,
+    tt: ZeroedTable<TtEntry>,
+    wins: ZeroedTable<WinEntry>,
     hint: Option<u64>,
+    /// A search ran since the tables were made or cleared (else they are all zero).
+    used: bool,
 }
 
 impl Default for ThreatSolver {
@@ -270,11 +279,30 @@ impl Default for ThreatSolver {
 impl ThreatSolver {
     /// A solver whose failure table has `2^bits` entries (clamped to 10..=24 bits).
     pub fn new(bits: u32) -> Self {
+        Self::make(bits, false)
+    }
+
+    /// [`ThreatSolver::new`] with its tables on huge pages where the system has them
+    /// ([`ZeroedTable::huge`]): for a solver that fills them, such as the player's, which
+    /// runs a threat search at many of its leaves.
+    pub fn dense(bits: u32) -> Self {
+        Self::make(bits, true)
+    }
+
+    fn make(bits: u32, huge: bool) -> Self {
         let bits = bits.clamp(10, 24);
+        fn table<T: ZeroValid>(n: usize, huge: bool) -> ZeroedTable<T> {
+            if huge {
+                ZeroedTable::huge(n)
+            } else {
+                ZeroedTable::new(n)
+            }
+        }
         ThreatSolver {
-            tt: vec![TtEntry::default(); 1 << bits],
-            wins: vec![WinEntry::default(); 1 << bits],
+            tt: table(1 << bits, huge),
+            wins: table(1 << bits, huge),
             hint: None,
+            used: false,
         }
     }
 
@@ -289,8 +317,11 @@ impl ThreatSolver {
 
     /// Forgets the failure and win tables.
     pub fn clear(&mut self) {
-        self.tt.fill(TtEntry::default());
-        self.wins.fill(WinEntry::default());
+        // Unused tables are all zero already; leaving them alone keeps their pages unmapped.
+        if std::mem::take(&mut self.used) {
+            self.tt.zero();
+            self.wins.zero();
+        }
     }
 
     /// A winning move for the side to move in `g` proven by an earlier search of this solver
@@ -342,6 +373,7 @@ impl ThreatSolver {
             return None;
         }
         let ply = game.ply();
+        self.used = true;
         let mut s = Search {
             g: game,
             budget,

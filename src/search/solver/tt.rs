@@ -13,6 +13,7 @@ use std::sync::{Arc, Mutex};
 
 use super::SolverGame;
 use crate::game::{Color, Move};
+use crate::util::pages::{ZeroValid, ZeroedTable};
 
 /// Solved status relative to the prover: not solved.
 pub(crate) const UNKNOWN: i8 = 0;
@@ -85,6 +86,10 @@ pub struct Entry {
     pub spare: u16,
 }
 
+// SAFETY: integer fields only (`Move` is a `u16`), no padding; all-zero is the empty entry
+// (`Default`).
+unsafe impl ZeroValid for Entry {}
+
 impl Entry {
     /// Proof number (for the prover), `INF` when disproven.
     #[inline]
@@ -148,7 +153,7 @@ const WORDS: usize = 3;
 /// always reads back what it wrote, so a solver that does not share its table behaves, node
 /// for node, as with a plain array.
 struct Slots {
-    words: Box<[AtomicU64]>,
+    words: ZeroedTable<AtomicU64>,
     /// Entries in use (counted when an empty slot is taken).
     used: AtomicUsize,
     /// The budget in bytes these slots were made for.
@@ -169,9 +174,7 @@ impl Slots {
     fn new(bytes: usize) -> Slots {
         let buckets = buckets_for(bytes);
         Slots {
-            words: (0..buckets * WAYS * WORDS)
-                .map(|_| AtomicU64::new(0))
-                .collect(),
+            words: ZeroedTable::new(buckets * WAYS * WORDS),
             used: AtomicUsize::new(0),
             budget: bytes,
         }
@@ -209,6 +212,10 @@ impl Slots {
     }
 
     fn clear(&self) {
+        // An unused table is all zero already; leaving it alone keeps its pages unmapped.
+        if self.used.load(Ordering::Relaxed) == 0 {
+            return;
+        }
         for w in self.words.iter() {
             w.store(0, Ordering::Relaxed);
         }
@@ -356,7 +363,7 @@ impl PartialEq for TableGroup {
 /// slots. The two are separate paths so that a solver alone pays nothing for sharing.
 pub struct Tt {
     /// The entries of a table of its own (empty when shared).
-    own: Vec<Entry>,
+    own: ZeroedTable<Entry>,
     /// Entries in use in `own`.
     own_used: usize,
     /// The group's slots (a placeholder when not shared).
@@ -373,7 +380,7 @@ impl Tt {
     pub fn new(bytes: usize) -> Tt {
         let buckets = buckets_for(bytes);
         Tt {
-            own: vec![Entry::default(); buckets * WAYS],
+            own: ZeroedTable::new(buckets * WAYS),
             own_used: 0,
             slots: Arc::new(Slots::new(0)),
             mask: buckets - 1,
@@ -384,7 +391,7 @@ impl Tt {
 
     fn from_slots(slots: Arc<Slots>, group: Option<TableGroup>) -> Tt {
         Tt {
-            own: Vec::new(),
+            own: ZeroedTable::new(0),
             own_used: 0,
             mask: slots.entries() / WAYS - 1,
             slots,
@@ -435,7 +442,17 @@ impl Tt {
         if self.group.is_some() {
             self.slots.clear();
         } else {
-            self.own.fill(Entry::default());
+            // Every store into an empty slot counts in `own_used`, so an unused table is all
+            // zero already. A table used sparsely (one easy problem of a set) is made anew, so
+            // that only the pages the next search touches get mapped; writing zeros over it
+            // would map every page of the budget.
+            if self.own_used > 0 && self.own_used < self.own.len() / 8 {
+                let n = self.own.len();
+                self.own = ZeroedTable::new(0);
+                self.own = ZeroedTable::new(n);
+            } else if self.own_used > 0 {
+                self.own.zero();
+            }
             self.own_used = 0;
         }
     }
