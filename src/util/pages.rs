@@ -67,7 +67,7 @@ impl<T: ZeroValid> ZeroedTable<T> {
     /// lazily, page by page on first touch, so a table that a search uses sparsely costs
     /// only what it touches. Aborts like `Vec` when the memory cannot be had.
     pub fn new(len: usize) -> ZeroedTable<T> {
-        Self::make(len, false)
+        Self::with_pages(len, false)
     }
 
     /// A table of `len` all-zero elements that asks for huge pages when it is at least
@@ -75,10 +75,11 @@ impl<T: ZeroValid> ZeroedTable<T> {
     /// search fills densely: the first touch of each huge page zeroes all of its 2 MiB, so a
     /// sparsely used table would pay for far more memory than it uses.
     pub fn huge(len: usize) -> ZeroedTable<T> {
-        Self::make(len, true)
+        Self::with_pages(len, true)
     }
 
-    fn make(len: usize, huge: bool) -> ZeroedTable<T> {
+    /// [`ZeroedTable::huge`] when `huge`, else [`ZeroedTable::new`].
+    pub fn with_pages(len: usize, huge: bool) -> ZeroedTable<T> {
         let layout = match std::alloc::Layout::array::<T>(len) {
             Ok(l) => l,
             Err(_) => capacity_overflow(),

@@ -1603,21 +1603,21 @@ impl Searcher<Gomoku> for AlphaBeta {
 
     fn clear(&mut self) {
         self.threats.clear();
-        // Zeroed in place: the pages stay mapped, so the next game's first searches do not
-        // pay for mapping them again (about 0.1 s per 256 MB on small pages), and writing
-        // the zeros takes about 10 ms per 100 MB, between games. The helpers hand back
+        // A searched table is zeroed in place: its pages stay mapped, so the next game's
+        // first searches do not pay for mapping them again, and the zeros are written
+        // between games. An unsearched one is all zero already. The helpers hand back
         // their handles first; were one still held elsewhere, a fresh table would do.
         for h in &mut self.helpers {
             h.tt = Arc::new(SharedTable::new(1));
         }
-        match Arc::get_mut(&mut self.tt) {
-            // Unsearched, the table is all zero already (and its pages stay unmapped).
-            Some(_) if !std::mem::take(&mut self.tt_used) => {}
-            Some(t) => t.slots.zero(),
-            None => {
-                let n = self.tt.len();
-                self.tt = Arc::new(SharedTable::new(1));
-                self.tt = Arc::new(SharedTable::new(n));
+        if std::mem::take(&mut self.tt_used) {
+            match Arc::get_mut(&mut self.tt) {
+                Some(t) => t.slots.zero(),
+                None => {
+                    let n = self.tt.len();
+                    self.tt = Arc::new(SharedTable::new(1));
+                    self.tt = Arc::new(SharedTable::new(n));
+                }
             }
         }
         self.history.iter_mut().for_each(|h| *h = 0);

@@ -291,16 +291,9 @@ impl ThreatSolver {
 
     fn make(bits: u32, huge: bool) -> Self {
         let bits = bits.clamp(10, 24);
-        fn table<T: ZeroValid>(n: usize, huge: bool) -> ZeroedTable<T> {
-            if huge {
-                ZeroedTable::huge(n)
-            } else {
-                ZeroedTable::new(n)
-            }
-        }
         ThreatSolver {
-            tt: table(1 << bits, huge),
-            wins: table(1 << bits, huge),
+            tt: ZeroedTable::with_pages(1 << bits, huge),
+            wins: ZeroedTable::with_pages(1 << bits, huge),
             hint: None,
             used: false,
         }
